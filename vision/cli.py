@@ -1,0 +1,114 @@
+"""The ``setvision`` command line: thin over the library.
+
+Every command parses its arguments, calls one library function and prints. Errors a user can act
+on (:class:`~vision.errors.SetVisionError`, ``ValueError``, ``FileNotFoundError``, ``OSError``)
+become one line on stderr and exit code 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+
+from vision import __version__
+from vision.cards import parse_card
+from vision.errors import SetVisionError
+from vision.rules import find_sets
+
+app = typer.Typer(
+    name="setvision",
+    help="Find SET cards in photos and video, read them, list every SET, referee a game.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Exit code for bad input (unreadable file, bad card text, missing camera, ...).
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    """Print ``message`` as one line on stderr and return the Exit to raise."""
+    typer.echo(f"setvision: error: {' '.join(str(message).split())}", err=True)
+    return typer.Exit(code)
+
+
+def user_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn errors a user can act on into a one-line message and a non-zero exit."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except (SetVisionError, ValueError, FileNotFoundError, OSError) as exc:
+            raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", code=130) from None
+
+    return wrapper
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"setvision {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Find SET cards in photos and video, read them, list every SET, referee a game."""
+
+
+@app.command("sets")
+@user_errors
+def sets_command(
+    cards: Annotated[
+        list[str],
+        typer.Argument(help='Cards as text, e.g. "1 red solid oval" "2 green striped diamonds".'),
+    ],
+) -> None:
+    """List every SET among cards given as text."""
+    parsed = [parse_card(text) for text in cards]
+    for pos, card in enumerate(parsed, start=1):
+        typer.echo(f"{pos:>3}  {card.label}")
+    found = find_sets(parsed)
+    seen: dict[int, int] = {}
+    for card in parsed:
+        seen[card.index] = seen.get(card.index, 0) + 1
+    for index, n in sorted(seen.items()):
+        if n > 1:
+            typer.echo(f"note: {parsed[0].from_index(index).label} is given {n} times")
+    if not found:
+        typer.echo("no SET among these cards")
+        return
+    typer.echo(f"{len(found)} SET{'s' if len(found) != 1 else ''}:")
+    for i, j, k in found:
+        typer.echo(
+            f"  {i + 1}, {j + 1}, {k + 1}: "
+            f"{parsed[i].label} + {parsed[j].label} + {parsed[k].label}"
+        )
+
+
+def run() -> None:  # pragma: no cover - console entry for `python -m vision`
+    app(prog_name="setvision")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())
