@@ -1,0 +1,153 @@
+"""Perspective-correct each detected card into a flat, upright, white-balanced crop.
+
+The crop is the classifier's input space: every card, whatever the photo, becomes a portrait
+``CROP_HEIGHT x CROP_WIDTH`` BGR uint8 image whose paper is near neutral white. The aspect ratio
+is the card's own, 57 x 89 mm (measured on a standard deck), so symbols are not distorted.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "CARD_ASPECT",
+    "CROP_HEIGHT",
+    "CROP_WIDTH",
+    "PAPER_LEVEL",
+    "paper_mask",
+    "warp_cards",
+    "white_balance",
+]
+
+#: Card width / height (57 mm / 89 mm, a standard SET card).
+CARD_ASPECT: Final = 57.0 / 89.0
+#: Crop size in pixels (portrait). 160 x 250 keeps the stripes of striped symbols resolvable
+#: (about 4 px per stripe period on a standard card).
+CROP_WIDTH: Final = 160
+CROP_HEIGHT: Final = 250
+#: Grey level the paper is mapped to by :func:`white_balance` (per channel, BGR).
+PAPER_LEVEL: Final = 235.0
+
+# Paper reference band, as fractions of the crop size inset from each edge: far enough in to
+# miss the rounded corners and small corner errors, far enough out to miss the symbols.
+_BAND_OUTER: Final = 0.035
+_BAND_INNER: Final = 0.10
+
+
+def _target_corners(width: int, height: int) -> npt.NDArray[np.float32]:
+    return np.array(
+        [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]], dtype=np.float32
+    )
+
+
+def warp_cards(
+    frame: npt.NDArray[np.uint8],
+    corners: npt.NDArray[np.float32],
+    *,
+    size: tuple[int, int] = (CROP_WIDTH, CROP_HEIGHT),
+    balance: bool = True,
+) -> npt.NDArray[np.uint8]:
+    """Warp each card quadrilateral to an upright portrait crop.
+
+    Args:
+        frame: BGR uint8 image, shape (H, W, 3).
+        corners: (N, 4, 2) float32 pixel coordinates in ``frame``, ordered TL, TR, BR, BL of
+            the card in portrait orientation (as :func:`vision.detect.find_cards` returns).
+        size: crop (width, height) in pixels.
+        balance: apply :func:`white_balance` to each crop (on by default).
+
+    Returns:
+        (N, height, width, 3) uint8 BGR crops; (0, height, width, 3) for no cards.
+
+    Raises:
+        ValueError: if ``frame`` is not (H, W, 3) uint8 or ``corners`` not (N, 4, 2).
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got {frame.shape} {frame.dtype}")
+    quads = np.asarray(corners, dtype=np.float32)
+    if quads.ndim != 3 or quads.shape[1:] != (4, 2):
+        raise ValueError(f"corners: expected (N, 4, 2), got {quads.shape}")
+    width, height = size
+    out = np.empty((len(quads), height, width, 3), dtype=np.uint8)
+    target = _target_corners(width, height)
+    for i, quad in enumerate(quads):
+        homography = cv2.getPerspectiveTransform(quad, target)
+        # INTER_AREA is not supported by warpPerspective; when the card is much larger than the
+        # crop (12 MP photos), pre-shrinking the source region avoids aliasing the stripes.
+        out[i] = _warp_one(frame, quad, homography, width, height)
+    return white_balance(out) if balance else out
+
+
+def _warp_one(
+    frame: npt.NDArray[np.uint8],
+    quad: npt.NDArray[np.float32],
+    homography: npt.NDArray[np.float64],
+    width: int,
+    height: int,
+) -> npt.NDArray[np.uint8]:
+    side = max(np.linalg.norm(quad[0] - quad[3]), np.linalg.norm(quad[1] - quad[2]))
+    scale = float(side) / height
+    if scale <= 2.0:
+        return cv2.warpPerspective(
+            frame, homography, (width, height), flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REPLICATE,
+        )  # fmt: skip
+    # Shrink the card's bounding region by an integer-ish factor first, then warp.
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 1
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, frame.shape[1]), min(y1, frame.shape[0])
+    region = frame[y0:y1, x0:x1]
+    factor = 1.0 / (scale / 1.5)
+    small = cv2.resize(region, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    local = ((quad - np.array([x0, y0], np.float32)) * factor).astype(np.float32)
+    homography = cv2.getPerspectiveTransform(local, _target_corners(width, height))
+    return cv2.warpPerspective(
+        small, homography, (width, height), flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )  # fmt: skip
+
+
+def paper_mask(height: int = CROP_HEIGHT, width: int = CROP_WIDTH) -> npt.NDArray[np.bool_]:
+    """Boolean (height, width) mask of the paper reference band of a crop (see module text)."""
+    mask = np.zeros((height, width), dtype=bool)
+    oy, ox = round(_BAND_OUTER * height), round(_BAND_OUTER * width)
+    iy, ix = round(_BAND_INNER * height), round(_BAND_INNER * width)
+    mask[oy : height - oy, ox : width - ox] = True
+    mask[iy : height - iy, ix : width - ix] = False
+    return mask
+
+
+def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """Scale each crop's channels so its paper becomes neutral grey ``PAPER_LEVEL``.
+
+    The paper reference is the per-channel median of the brighter half of the pixels in the
+    paper band (:func:`paper_mask`); using only the brighter half ignores a finger, a shadow edge
+    or background showing at a rounded corner. This is a per-card von Kries (diagonal) white
+    balance: it removes warm/cool casts and exposure differences between cards of one photo.
+
+    Args:
+        crops: (N, h, w, 3) uint8 BGR crops (or one (h, w, 3) crop).
+
+    Returns:
+        New array, same shape, uint8 BGR.
+    """
+    single = crops.ndim == 3
+    batch = crops[None] if single else crops
+    if len(batch) == 0:
+        return batch.copy()
+    mask = paper_mask(batch.shape[1], batch.shape[2])
+    band = batch[:, mask].astype(np.float32)  # (N, P, 3)
+    luma = band.sum(axis=2)
+    cut = np.median(luma, axis=1, keepdims=True)
+    bright = luma >= cut
+    refs = np.empty((len(batch), 3), dtype=np.float32)
+    for i in range(len(batch)):
+        refs[i] = np.median(band[i][bright[i]], axis=0)
+    gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
+    out = np.clip(batch.astype(np.float32) * gains[:, None, None, :], 0, 255).astype(np.uint8)
+    return out[0] if single else out
