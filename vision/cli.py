@@ -106,6 +106,11 @@ def sets_command(
         )
 
 
+from vision.cli_photo import photo_command  # noqa: E402  (needs user_errors above)
+
+app.command("photo")(photo_command)
+
+
 def run() -> None:  # pragma: no cover - console entry for `python -m vision`
     app(prog_name="setvision")
 

@@ -1,0 +1,225 @@
+"""Many photos through the pipeline: where annotated copies go, a process pool, per-photo errors.
+
+This is the library side of ``setvision photo``: the CLI parses options, calls
+:func:`process_photos` and prints each :class:`PhotoOutcome` as it arrives. A photo that cannot
+be read becomes an outcome with ``error`` set; the others are still processed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from vision.errors import SetVisionError
+
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "OUTPUT_SUFFIX",
+    "PhotoJob",
+    "PhotoOutcome",
+    "annotated_path",
+    "list_photos",
+    "plan_jobs",
+    "process_photos",
+]
+
+#: File name endings treated as photos when a folder is given.
+IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+#: Annotated copies are named ``NAME.sets.jpg``; such files are skipped when listing folders.
+OUTPUT_SUFFIX: Final = ".sets.jpg"
+
+
+def list_photos(paths: Sequence[str | Path]) -> list[Path]:
+    """Expand folders into the photos they hold (sorted, not recursive); keep files as given.
+
+    Annotated copies (``*.sets.jpg``) inside folders are skipped so that running twice on a
+    folder does not read its own output.
+
+    Raises:
+        FileNotFoundError: if a path does not exist.
+        SetVisionError: if a folder holds no photo.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.is_file()
+                and p.suffix.lower() in IMAGE_SUFFIXES
+                and not p.name.lower().endswith(OUTPUT_SUFFIX)
+            )
+            if not found:
+                raise SetVisionError(
+                    f"{path}: no photos in this folder (looked for {', '.join(IMAGE_SUFFIXES)})"
+                )
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return out
+
+
+def annotated_path(photo: Path, out: Path | None, many: bool) -> Path:
+    """Where the annotated copy of ``photo`` goes.
+
+    Args:
+        photo: the input photo.
+        out: ``--out``: a folder (existing, or a path without an image suffix, or any path when
+            there are several photos), or a file for a single photo; None: beside the input.
+        many: several photos are being processed.
+
+    Returns:
+        ``NAME.sets.jpg`` beside the photo or in the ``out`` folder, or ``out`` itself.
+    """
+    name = photo.stem + OUTPUT_SUFFIX
+    if out is None:
+        return photo.with_name(name)
+    if out.is_dir() or many or out.suffix.lower() not in IMAGE_SUFFIXES:
+        return out / name
+    return out
+
+
+@dataclass(frozen=True)
+class PhotoJob:
+    """One photo to process.
+
+    Attributes:
+        photo: input path.
+        output: where to write the annotated copy, or None to skip drawing.
+    """
+
+    photo: Path
+    output: Path | None
+
+
+@dataclass(frozen=True)
+class PhotoOutcome:
+    """What happened to one photo (picklable: crosses process boundaries).
+
+    Attributes:
+        photo: input path.
+        result: the ``--json`` object (:meth:`vision.pipeline.Table.to_json`), None on error.
+        written: the annotated file written, if any.
+        error: one-line message when the photo could not be processed.
+    """
+
+    photo: Path
+    result: dict[str, Any] | None = None
+    written: Path | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_jobs(
+    photos: Sequence[Path], out: Path | None, *, draw: bool, force: bool
+) -> tuple[list[PhotoJob], list[PhotoOutcome]]:
+    """Decide each photo's output; refuse to overwrite existing files unless ``force``.
+
+    Returns:
+        (jobs to run, outcomes already decided: photos whose output exists, as errors).
+
+    Raises:
+        SetVisionError: if ``out`` names a single file but several photos are given.
+    """
+    many = len(photos) > 1
+    if out is not None and many and out.exists() and not out.is_dir():
+        raise SetVisionError(f"--out {out}: is a file, but {len(photos)} photos need a folder")
+    jobs, refused = [], []
+    seen: set[Path] = set()
+    for photo in photos:
+        target = annotated_path(photo, out, many) if draw else None
+        if target is not None and target.exists() and not force:
+            refused.append(
+                PhotoOutcome(photo, error=f"{target} exists; use --force to overwrite it")
+            )
+            continue
+        if target is not None and target.resolve() in seen:
+            refused.append(PhotoOutcome(photo, error=f"{target} would be written twice"))
+            continue
+        if target is not None:
+            seen.add(target.resolve())
+        jobs.append(PhotoJob(photo, target))
+    return jobs, refused
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(model: str | None, options: dict[str, Any]) -> None:
+    from vision.classify import CardClassifier
+
+    _WORKER["classifier"] = CardClassifier(model)
+    _WORKER["options"] = options
+
+
+def _run(job: PhotoJob) -> PhotoOutcome:
+    import cv2
+
+    from vision.pipeline import process_photo
+
+    try:
+        done = process_photo(
+            job.photo, _WORKER["classifier"], draw=job.output is not None, **_WORKER["options"]
+        )
+    except (SetVisionError, ValueError, FileNotFoundError, OSError) as error:
+        return PhotoOutcome(job.photo, error=f"{job.photo}: {' '.join(str(error).split())}")
+    result = done.table.to_json(str(job.photo))
+    written = None
+    if job.output is not None and done.annotated is not None:
+        job.output.parent.mkdir(parents=True, exist_ok=True)
+        params = [cv2.IMWRITE_JPEG_QUALITY, 90] if job.output.suffix.lower() != ".png" else []
+        if not cv2.imwrite(str(job.output), done.annotated, params):
+            return PhotoOutcome(job.photo, result, error=f"{job.output}: could not write it")
+        written = job.output
+    return PhotoOutcome(job.photo, result, written)
+
+
+def process_photos(
+    jobs: Sequence[PhotoJob],
+    *,
+    model: str | Path | None = None,
+    jobs_n: int = 1,
+    classifier: Any = None,
+    **options: Any,
+) -> Iterator[PhotoOutcome]:
+    """Run the pipeline on each photo, in input order, one outcome per photo.
+
+    Args:
+        jobs: from :func:`plan_jobs`.
+        model: classifier ``.onnx`` path (None: the packaged model).
+        jobs_n: worker processes (1: in this process). Each worker loads its own classifier.
+        classifier: use this classifier instead of loading one (in-process only; tests).
+        **options: passed to :func:`vision.pipeline.recognise` (``mixed_decks``,
+            ``uncertain_below``, ``detector`` in-process only).
+
+    Yields:
+        :class:`PhotoOutcome` per job, in order.
+
+    Raises:
+        SetVisionError: if the classifier cannot be loaded.
+    """
+    if jobs_n <= 1 or len(jobs) <= 1 or classifier is not None:
+        if classifier is None:
+            _init_worker(str(model) if model else None, options)
+        else:
+            _WORKER["classifier"], _WORKER["options"] = classifier, options
+        for job in jobs:
+            yield _run(job)
+        return
+    import multiprocessing
+
+    # Check the model loads before starting workers, so a bad model is one clear error.
+    from vision.models import load_model_info
+
+    load_model_info(model)
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    workers = max(1, min(jobs_n, len(jobs), os.cpu_count() or 1))
+    with context.Pool(workers, _init_worker, (str(model) if model else None, options)) as pool:
+        yield from pool.imap(_run, jobs, chunksize=1)

@@ -1,0 +1,199 @@
+"""``setvision photo``: find, read and solve the cards in photos; write annotated copies.
+
+Registered on the app in :mod:`vision.cli`. The work is :func:`vision.batch.process_photos`;
+this module parses options and prints (a rich table per photo, or one JSON object per line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vision.cli import EXIT_BAD_INPUT, user_errors
+
+__all__ = ["photo_command"]
+
+
+@user_errors
+def photo_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Photos (JPEG, PNG, ...) or folders of photos.", show_default=False),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where annotated copies go: a file (one photo) or a folder. "
+            "Default: NAME.sets.jpg beside each photo.",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite existing files.")] = False,
+    no_image: Annotated[
+        bool, typer.Option("--no-image", help="Do not write annotated copies.")
+    ] = False,
+    show: Annotated[
+        bool, typer.Option("--show", help="Open each annotated copy in a window.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per photo per line on stdout.")
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Worker processes for many photos.")
+    ] = 1,
+    mixed_decks: Annotated[
+        bool,
+        typer.Option("--mixed-decks", help="Several decks are mixed: a card may appear twice."),
+    ] = False,
+    uncertain_below: Annotated[
+        float,
+        typer.Option(
+            "--uncertain-below", min=0.0, max=1.0, help="Flag cards read with less confidence."
+        ),
+    ] = 0.6,
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", help="Card classifier .onnx (default: the packaged model)."),
+    ] = None,
+) -> None:
+    """Find the cards in photos, read them, list every SET and write annotated copies."""
+    from vision.batch import list_photos, plan_jobs, process_photos
+
+    photos = list_photos(paths)
+    draw = not no_image or show
+    planned, refused = plan_jobs(photos, out, draw=draw, force=force)
+    failures = 0
+    for outcome in refused:
+        _error(outcome.error or "")
+        failures += 1
+    options = {"mixed_decks": mixed_decks, "uncertain_below": uncertain_below}
+    stream = process_photos(planned, model=model, jobs_n=jobs, **options)
+    for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
+        if outcome.error:
+            _error(outcome.error)
+            failures += 1
+            continue
+        assert outcome.result is not None
+        if as_json:
+            typer.echo(json.dumps(outcome.result))
+        else:
+            _print_table(outcome.result, outcome.written)
+        if show and outcome.written is not None:
+            _show(outcome.written)
+    if len(photos) > 1 and not as_json:
+        done = len(photos) - failures
+        typer.echo(
+            f"{done} of {len(photos)} photos processed"
+            + (f", {failures} failed" if failures else "")
+        )
+    if failures:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _error(message: str) -> None:
+    typer.echo(f"setvision: error: {' '.join(message.split())}", err=True)
+
+
+def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
+    """Wrap ``stream`` in a rich progress bar on stderr (only on a terminal, several photos)."""
+    if not enabled or not sys.stderr.isatty():
+        yield from stream
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("photos"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("photos", total=total)
+        for item in stream:
+            yield item
+            bar.advance(task)
+
+
+def _print_table(result: dict[str, Any], written: Path | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True)
+    cards = result["cards"]
+    sets = result["sets"]
+    head = f"[bold]{result['image']}[/bold]: "
+    if not cards:
+        console.print(head + "no cards found in this photo")
+        if written:
+            console.print(f"annotated copy: {written}")
+        return
+    s = len(sets)
+    console.print(head + f"{len(cards)} cards, {s} SET{'s' if s != 1 else ''}")
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("position")
+    table.add_column("card")
+    table.add_column("confidence", justify="right")
+    table.add_column("note")
+    for card in cards:
+        notes = []
+        conf = f"{100 * card['confidence']:.0f}%"
+        if card.get("uncertain"):
+            notes.append("[yellow]uncertain[/yellow]")
+            conf = f"[yellow]{conf}[/yellow]"
+        if card.get("duplicate"):
+            notes.append("[magenta]duplicate reading[/magenta]")
+        if card.get("partial"):
+            notes.append("cut by the photo edge")
+        position = f"row {card.get('row', '?')}, col {card.get('col', '?')}"
+        table.add_row(str(card["id"]), position, card["label"], conf, ", ".join(notes))
+    console.print(table)
+    by_id = {card["id"]: card for card in cards}
+    if not sets:
+        console.print("[bold]no SET on the table: deal 3 more cards[/bold]")
+    for k, triple in enumerate(sets, start=1):
+        text = " + ".join(f"#{i} {by_id[i]['label']}" for i in triple)
+        console.print(f"SET {k}: {text}")
+    uncertain = [c for c in cards if c.get("uncertain")]
+    if uncertain:
+        ids = ", ".join(f"#{c['id']} ({100 * c['confidence']:.0f}%)" for c in uncertain)
+        console.print(f"[yellow]uncertain readings: {ids}; check these cards[/yellow]")
+    dupes = [c for c in cards if c.get("duplicate")]
+    if dupes:
+        ids = ", ".join(f"#{c['id']}" for c in dupes)
+        what = (
+            "read as the same card (several decks)"
+            if result.get("mixed_decks")
+            else "were first read as the same card; resolved by the deck having each card once"
+        )
+        console.print(f"[magenta]duplicate readings: {ids} {what}[/magenta]")
+    if written:
+        console.print(f"annotated copy: {written}")
+
+
+def _show(path: Path) -> None:
+    """Open ``path`` in a window; without a display, say so on stderr."""
+    import cv2
+
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        _error(f"--show: no display here (DISPLAY is not set); the annotated copy is {path}")
+        return
+    try:
+        cv2.imshow(path.name, cv2.imread(str(path)))
+        cv2.waitKey(0)
+        cv2.destroyWindow(path.name)
+    except cv2.error:
+        _error(
+            f"--show: this OpenCV build has no window support (opencv-python-headless); "
+            f"the annotated copy is {path}"
+        )

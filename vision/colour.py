@@ -1,0 +1,331 @@
+"""Colour decided at table level: symbol ink measured against the paper, clustered across cards.
+
+Card-by-card colour fails in exactly the ways users complain about (``../shared/PRIOR_ART.md``):
+red read as purple under warm light, purple and green merged in dim light, purple printed dark
+blue. What stays true on every table is that all cards of one colour share one ink, and that the
+three inks differ in hue. So:
+
+1. :func:`symbol_colours` segments each white-balanced crop's symbol pixels against its own paper
+   (CIELAB distance from the paper reference) and summarises the ink as the median a*, b* of its
+   most saturated pixels, relative to the paper (so a residual cast cancels).
+2. :func:`cluster_inks` groups the cards by ink hue (average-linkage agglomeration on hue
+   angle), with the number of groups bounded by geometry: cards whose inks are more than
+   ``split_deg`` apart are never merged, groups less than ``merge_deg`` apart always are, and at
+   most three groups exist.
+3. :func:`fuse_colour` gives each group one colour (an exact assignment of groups to distinct
+   colours maximising the summed model log-probabilities, choosing the number of groups inside
+   the geometric bounds by the same score) and pulls every card's colour probabilities toward its
+   group's colour. A card the model is very sure about keeps its own reading.
+
+All of it works for a single card (one group: the model's own colour, slightly sharpened).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.warp import paper_mask
+
+__all__ = [
+    "InkGroups",
+    "SymbolColours",
+    "cluster_inks",
+    "fuse_colour",
+    "symbol_colours",
+    "table_colour",
+]
+
+#: Chroma (CIELAB a*b* distance from the paper) above which a pixel counts as ink.
+INK_CHROMA: Final = 12.0
+#: Darkening (paper L* minus pixel L*) above which a pixel counts as ink even without chroma.
+INK_DARKNESS: Final = 25.0
+#: Minimum chroma of a card's ink summary for its hue to be trusted.
+MIN_CHROMA: Final = 8.0
+#: Fraction of the most saturated ink pixels summarised per card.
+TOP_FRACTION: Final = 0.3
+#: Minimum number of ink pixels (at the analysis size) for a valid reading.
+MIN_PIXELS: Final = 12
+#: Crops are analysed at this fraction of their size (the ink colour needs no detail).
+ANALYSIS_SCALE: Final = 0.5
+#: Border of the crop ignored when looking for ink (fraction of each side): rounded corners,
+#: background and detector error live there.
+_BORDER: Final = 0.08
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolColours:
+    """Ink colour of each card's symbols, relative to the card's own paper.
+
+    Attributes:
+        ab: (N, 2) float32, median CIELAB (a*, b*) of the most saturated ink pixels minus the
+            paper's (a*, b*). CIELAB units (0..~128 chroma), from OpenCV's float conversion.
+        lightness: (N,) float32, median L* (0..100) of those pixels.
+        chroma: (N,) float32, ``hypot(a*, b*)`` of ``ab``.
+        hue_deg: (N,) float32, ``atan2(b*, a*)`` in degrees, -180..180 (red ~ 30, purple ~ -40,
+            green ~ 160 under neutral light after white balance; measured on the shared crops).
+        ink_fraction: (N,) float32, fraction of the interior segmented as ink (0..1).
+        valid: (N,) bool, enough saturated ink for the hue to mean something.
+    """
+
+    ab: npt.NDArray[np.float32]
+    lightness: npt.NDArray[np.float32]
+    chroma: npt.NDArray[np.float32]
+    hue_deg: npt.NDArray[np.float32]
+    ink_fraction: npt.NDArray[np.float32]
+    valid: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        n = len(self.ab)
+        if self.ab.shape != (n, 2):
+            raise ValueError(f"ab: expected (N, 2), got {self.ab.shape}")
+        for name in ("lightness", "chroma", "hue_deg", "ink_fraction", "valid"):
+            got = getattr(self, name).shape
+            if got != (n,):
+                raise ValueError(f"{name}: expected ({n},), got {got}")
+
+    def __len__(self) -> int:
+        return len(self.ab)
+
+
+def symbol_colours(crops: npt.NDArray[np.uint8]) -> SymbolColours:
+    """Measure each card's symbol ink colour against its own paper.
+
+    The crops are analysed at :data:`ANALYSIS_SCALE` of their size (the ink colour needs no
+    detail, and it is 4x cheaper).
+
+    Args:
+        crops: (N, H, W, 3) uint8 BGR card crops, white-balanced (:func:`vision.warp.warp_cards`).
+
+    Returns:
+        One :class:`SymbolColours` row per crop.
+
+    Raises:
+        ValueError: if ``crops`` is not (N, H, W, 3) uint8.
+    """
+    if crops.ndim != 4 or crops.shape[3] != 3 or crops.dtype != np.uint8:
+        raise ValueError(f"crops: expected (N, H, W, 3) uint8 BGR, got {crops.shape} {crops.dtype}")
+    n, h, w = crops.shape[:3]
+    ab = np.zeros((n, 2), np.float32)
+    light = np.zeros(n, np.float32)
+    frac = np.zeros(n, np.float32)
+    valid = np.zeros(n, bool)
+    if n == 0:
+        return _colours(ab, light, frac, valid)
+    hh, ww = max(round(h * ANALYSIS_SCALE), 8), max(round(w * ANALYSIS_SCALE), 8)
+    small = np.stack([cv2.resize(c, (ww, hh), interpolation=cv2.INTER_AREA) for c in crops])
+    lab = cv2.cvtColor(
+        (small.reshape(n * hh, ww, 3).astype(np.float32) / 255.0), cv2.COLOR_BGR2LAB
+    ).reshape(n, hh, ww, 3)
+    # Paper reference: median L*a*b* of the brighter half of the paper band, per card.
+    paper = lab[:, paper_mask(hh, ww)]  # (N, P, 3)
+    half = paper.shape[1] // 2
+    brighter = np.argpartition(paper[:, :, 0], half, axis=1)[:, half:]
+    ref = np.median(np.take_along_axis(paper, brighter[:, :, None], axis=1), axis=1)  # (N, 3)
+    by, bx = round(_BORDER * hh), round(_BORDER * ww)
+    inner = lab[:, by : hh - by, bx : ww - bx].reshape(n, -1, 3)
+    d_ab = inner[:, :, 1:] - ref[:, None, 1:]
+    chroma = np.hypot(d_ab[:, :, 0], d_ab[:, :, 1])
+    ink = (chroma > INK_CHROMA) | (ref[:, None, 0] - inner[:, :, 0] > INK_DARKNESS)
+    frac = ink.mean(axis=1).astype(np.float32)
+    for i in range(n):
+        where = np.flatnonzero(ink[i])
+        if len(where) < MIN_PIXELS:
+            continue
+        take = max(len(where) * TOP_FRACTION, MIN_PIXELS // 2)
+        top = where[np.argpartition(chroma[i, where], len(where) - int(take))[-int(take) :]]
+        ab[i] = np.median(d_ab[i, top], axis=0)
+        light[i] = np.median(inner[i, top, 0])
+        valid[i] = bool(np.hypot(*ab[i]) >= MIN_CHROMA)
+    return _colours(ab, light, frac, valid)
+
+
+def _colours(
+    ab: npt.NDArray[np.float32],
+    light: npt.NDArray[np.float32],
+    frac: npt.NDArray[np.float32],
+    valid: npt.NDArray[np.bool_],
+) -> SymbolColours:
+    chroma = np.hypot(ab[:, 0], ab[:, 1]).astype(np.float32)
+    hue = np.degrees(np.arctan2(ab[:, 1], ab[:, 0])).astype(np.float32)
+    return SymbolColours(ab, light, chroma, hue, frac, valid)
+
+
+@dataclass(frozen=True, slots=True)
+class InkGroups:
+    """Cards grouped by ink, and each group's colour.
+
+    Attributes:
+        labels: (N,) int64 group of each card, -1 for cards without a valid ink reading.
+        colours: (G,) int64 colour position (enum order red, green, purple) of each group.
+        strength: pull toward the group's colour used in the fusion (0 = none, 1 = absolute).
+    """
+
+    labels: npt.NDArray[np.int64]
+    colours: npt.NDArray[np.int64]
+    strength: float
+
+
+def _hue_distance(hue_deg: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    diff = np.abs(hue_deg[:, None].astype(np.float64) - hue_deg[None, :])
+    return np.minimum(diff, 360.0 - diff)
+
+
+def _average_linkage(dist: npt.NDArray[np.float64]) -> list[tuple[float, list[int]]]:
+    """Average-linkage agglomeration of a small distance matrix.
+
+    Returns the partitions along the merge tree: ``(merge distance that created it, labels)``,
+    from N singletons (distance 0) down to one group. A few lines of numpy instead of
+    scikit-learn's ``AgglomerativeClustering``: the tables are tiny (N <= 81) and importing
+    ``sklearn.cluster`` costs ~2.7 s per process on the project's machines (measured with
+    ``python -X importtime``), a hundred times the whole pipeline's budget for one photo.
+    """
+    n = len(dist)
+    groups: list[list[int]] = [[i] for i in range(n)]
+    d = dist.astype(np.float64).copy()
+    np.fill_diagonal(d, np.inf)
+    out = [(0.0, _labels(groups, n))]
+    while len(groups) > 1:
+        flat = int(np.argmin(d))
+        a, b = divmod(flat, len(groups))
+        a, b = min(a, b), max(a, b)
+        height = float(d[a, b])
+        na, nb = len(groups[a]), len(groups[b])
+        merged = (d[a] * na + d[b] * nb) / (na + nb)
+        d[a, :] = merged
+        d[:, a] = merged
+        d[a, a] = np.inf
+        d = np.delete(np.delete(d, b, axis=0), b, axis=1)
+        groups[a] = groups[a] + groups[b]
+        del groups[b]
+        out.append((height, _labels(groups, n)))
+    return out
+
+
+def _labels(groups: list[list[int]], n: int) -> npt.NDArray[np.int64]:
+    labels = np.empty(n, np.int64)
+    for g, members in enumerate(groups):
+        labels[members] = g
+    return labels
+
+
+def _best_assignment(cost: npt.NDArray[np.float64]) -> tuple[float, npt.NDArray[np.int64]]:
+    """Distinct colours for k <= 3 groups minimising the summed cost (all k-permutations)."""
+    from itertools import permutations
+
+    k = len(cost)
+    best = (np.inf, np.zeros(k, np.int64))
+    for perm in permutations(range(cost.shape[1]), k):
+        total = float(cost[np.arange(k), perm].sum())
+        if total < best[0] - 1e-12:
+            best = (total, np.array(perm, np.int64))
+    return best
+
+
+def cluster_inks(
+    colours: SymbolColours,
+    colour_probs: npt.NDArray[np.float32],
+    *,
+    merge_deg: float = 20.0,
+    split_deg: float = 50.0,
+    strength: float = 0.85,
+) -> InkGroups:
+    """Group cards by ink hue and give each group one colour.
+
+    The number of groups k is bounded by geometry: at least the number of average-linkage groups
+    whose hues are more than ``split_deg`` apart (those cannot be one ink), at most the number
+    of groups more than ``merge_deg`` apart, and at most 3. Inside those bounds, k and the
+    colour of each group are chosen together to maximise the summed model log-probabilities
+    under the constraint that different groups get different colours (exact: every assignment
+    of the k <= 3 groups to colours is tried).
+
+    Args:
+        colours: ink readings of N cards (:func:`symbol_colours`).
+        colour_probs: (N, 3) float32 model probabilities, colour enum order (red, green, purple).
+        merge_deg: hue distance (degrees) under which two groups are one ink.
+        split_deg: hue distance (degrees) over which two groups are different inks. The shared
+            crops put red-purple 60-90 degrees apart, red-green and purple-green over 120.
+        strength: pull toward the group colour, see :func:`fuse_colour`.
+
+    Returns:
+        The groups; cards without a valid reading get label -1.
+    """
+    probs = np.asarray(colour_probs, np.float64)
+    n = len(colours)
+    if probs.shape != (n, 3):
+        raise ValueError(f"colour_probs: expected ({n}, 3), got {probs.shape}")
+    labels = np.full(n, -1, np.int64)
+    idx = np.flatnonzero(colours.valid)
+    if len(idx) == 0:
+        return InkGroups(labels, np.zeros(0, np.int64), strength)
+    log_p = np.log(np.clip(probs[idx], 1e-6, 1.0))
+    tree = _average_linkage(_hue_distance(colours.hue_deg[idx]))
+    # Partition with k groups (the tree holds one per k) and the merge heights between them.
+    by_k = {len(np.unique(labels_)): (height, labels_) for height, labels_ in tree}
+    heights = [h for h, _ in tree]  # ascending
+    # k_min: groups still apart at split_deg; k_max: groups still apart at merge_deg.
+    k_min = min(sum(1 for h in heights[1:] if h > split_deg) + 1, 3)
+    k_max = max(min(sum(1 for h in heights[1:] if h > merge_deg) + 1, 3), k_min)
+    best: tuple[float, npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+    for k in range(k_min, k_max + 1):
+        _, raw = by_k[k]
+        _, groups = np.unique(raw, return_inverse=True)
+        # cost[g, c] = -sum of log p(c) over the group's cards.
+        cost = np.stack([-log_p[groups == g].sum(axis=0) for g in range(k)])
+        total, assigned = _best_assignment(cost)
+        score = -total
+        if best is None or score > best[0] + 1e-9:
+            best = (score, groups.astype(np.int64), assigned)
+    assert best is not None
+    labels[idx] = best[1]
+    return InkGroups(labels, best[2], strength)
+
+
+def fuse_colour(
+    colour_probs: npt.NDArray[np.float32], groups: InkGroups
+) -> npt.NDArray[np.float32]:
+    """Pull each card's colour probabilities toward its ink group's colour.
+
+    ``p'(c) ∝ p(c) * prior(c)`` with ``prior = strength`` for the group's colour and
+    ``(1 - strength) / 2`` for the other two: with strength 0.85 a card keeps its own reading only
+    when the model prefers it by more than 11:1. Cards without a group are unchanged.
+
+    Args:
+        colour_probs: (N, 3) float32 model probabilities, enum order (red, green, purple).
+        groups: from :func:`cluster_inks`.
+
+    Returns:
+        (N, 3) float32 fused probabilities, rows summing to 1.
+    """
+    probs = np.asarray(colour_probs, np.float64).copy()
+    s = float(np.clip(groups.strength, 1.0 / 3.0, 0.999))
+    for i, g in enumerate(groups.labels):
+        if g < 0:
+            continue
+        prior = np.full(3, (1.0 - s) / 2.0)
+        prior[groups.colours[g]] = s
+        row = probs[i] * prior
+        probs[i] = row / max(row.sum(), 1e-12)
+    return probs.astype(np.float32)
+
+
+def table_colour(
+    crops: npt.NDArray[np.uint8], colour_probs: npt.NDArray[np.float32], **kwargs: float
+) -> tuple[npt.NDArray[np.float32], InkGroups, SymbolColours]:
+    """Table-level colour: measure inks, group them, fuse with the model.
+
+    Args:
+        crops: (N, H, W, 3) uint8 BGR white-balanced crops.
+        colour_probs: (N, 3) float32 model colour probabilities (red, green, purple).
+        **kwargs: passed to :func:`cluster_inks` (``merge_deg``, ``split_deg``, ``strength``).
+
+    Returns:
+        (fused (N, 3) float32 probabilities, the groups, the ink readings).
+    """
+    inks = symbol_colours(crops)
+    groups = cluster_inks(inks, colour_probs, **kwargs)
+    return fuse_colour(colour_probs, groups), groups, inks

@@ -1,0 +1,128 @@
+"""Table-level decoding: per-attribute probabilities to cards, knowing a deck has each card once.
+
+A standard deck holds each of the 81 cards exactly once, so two cards on one table read as the
+same card means at least one of them is misread. :func:`decode_table` picks, for all cards at
+once, the distinct identities that maximise the summed log-probabilities: an exact assignment
+(Hungarian, cards x 81 identities, cost ``-log p(identity)`` where a card's probability of an
+identity is the product of its four attribute probabilities). With ``mixed_decks=True`` each card
+is read on its own (two decks mixed: repeats are legal) and repeats are only flagged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.cards import ATTRIBUTES, Card
+
+__all__ = ["ATTRIBUTE_NAMES", "Decoded", "UNCERTAIN_BELOW", "decode_table", "identity_log_probs"]
+
+#: Attribute names in the order of the probability arrays (count, colour, shape, fill).
+ATTRIBUTE_NAMES: Final = tuple(name for name, _ in ATTRIBUTES)
+#: Default confidence under which a card is reported as uncertain.
+UNCERTAIN_BELOW: Final = 0.6
+_EPS: Final = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """The decoded identity of each card on a table.
+
+    Attributes:
+        cards: N cards, in detection order.
+        confidences: (N,) float32 in 0..1: the probability of the chosen identity, i.e. the
+            product of its four attribute probabilities.
+        uncertain: (N,) bool, confidence below the threshold.
+        duplicates: (N,) bool, the card's own best reading was also another card's best reading
+            (resolved by the assignment unless decks are mixed).
+        changed: (N,) bool, the assignment gave the card another identity than its own best.
+    """
+
+    cards: tuple[Card, ...]
+    confidences: npt.NDArray[np.float32]
+    uncertain: npt.NDArray[np.bool_]
+    duplicates: npt.NDArray[np.bool_]
+    changed: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        n = len(self.cards)
+        for name in ("confidences", "uncertain", "duplicates", "changed"):
+            got = getattr(self, name).shape
+            if got != (n,):
+                raise ValueError(f"{name}: expected ({n},), got {got}")
+
+
+def identity_log_probs(probs: tuple[npt.NDArray[np.float32], ...]) -> npt.NDArray[np.float64]:
+    """Log-probability of each of the 81 identities for each card.
+
+    Args:
+        probs: four (N, 3) float32 arrays (count, colour, shape, fill), each row a distribution
+            over the attribute's values in enum order.
+
+    Returns:
+        (N, 81) float64, column ``i`` is ``Card.from_index(i)`` (index ``27c + 9k + 3s + f``).
+
+    Raises:
+        ValueError: if there are not four (N, 3) arrays of one N.
+    """
+    if len(probs) != 4:
+        raise ValueError(f"expected 4 attribute probability arrays, got {len(probs)}")
+    logs = []
+    n = None
+    for name, p in zip(ATTRIBUTE_NAMES, probs):
+        arr = np.asarray(p, np.float64)
+        if arr.ndim != 2 or arr.shape[1] != 3 or (n is not None and arr.shape[0] != n):
+            raise ValueError(f"{name} probabilities: expected ({n or 'N'}, 3), got {arr.shape}")
+        n = arr.shape[0]
+        logs.append(np.log(np.clip(arr, _EPS, 1.0)))
+    c, k, s, f = logs
+    total = (
+        c[:, :, None, None, None]
+        + k[:, None, :, None, None]
+        + s[:, None, None, :, None]
+        + f[:, None, None, None, :]
+    )
+    return total.reshape(len(c), 81)
+
+
+def decode_table(
+    probs: tuple[npt.NDArray[np.float32], ...],
+    *,
+    mixed_decks: bool = False,
+    uncertain_below: float = UNCERTAIN_BELOW,
+) -> Decoded:
+    """Choose each card's identity for the whole table at once.
+
+    Args:
+        probs: four (N, 3) float32 attribute probability arrays (count, colour, shape, fill).
+        mixed_decks: two or more decks are mixed, so a card may legitimately appear twice: read
+            each card on its own and only flag repeats.
+        uncertain_below: confidence under which a card is flagged uncertain (0..1).
+
+    Returns:
+        The decoded table. With one deck and more than 81 cards (impossible for one deck) the
+        cards beyond the first 81 distinct readings fall back to their own best reading.
+    """
+    scores = identity_log_probs(probs)
+    n = len(scores)
+    best = scores.argmax(axis=1) if n else np.zeros(0, np.int64)
+    counts = np.bincount(best, minlength=81)
+    duplicates = counts[best] > 1
+    chosen = best.copy()
+    if not mixed_decks and n and duplicates.any():
+        # Imported here: scipy.optimize takes ~1 s to import and is only needed on a conflict.
+        from scipy.optimize import linear_sum_assignment
+
+        rows, cols = linear_sum_assignment(-scores[: min(n, 81)])
+        chosen[rows] = cols
+    conf = np.exp(scores[np.arange(n), chosen]).astype(np.float32)
+    return Decoded(
+        cards=tuple(Card.from_index(int(i)) for i in chosen),
+        confidences=conf,
+        uncertain=conf < uncertain_below,
+        duplicates=duplicates,
+        changed=chosen != best,
+    )

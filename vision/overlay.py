@@ -1,0 +1,209 @@
+"""Draw a recognised table onto a copy of the photo: outlines, labels, one colour per SET, legend.
+
+Everything scales with the image (line widths, fonts, offsets), so the picture reads the same at
+320 px and at 12 MP. Frames are BGR uint8 in and out; the input is never modified.
+
+* Every card: a thin white-on-black outline, a numbered badge (``#3``, matching the text and
+  JSON ids) and its label in two lines (``2 red`` / ``striped diamonds``), with the confidence
+  and an orange outline when the card is uncertain, a magenta tag when it is a duplicate reading.
+* Every SET: its own colour (evenly spaced hues); a card in several SETs gets one nested outline
+  per SET, each inset a little further, so all its SETs stay visible.
+* A legend in the top-left corner lists the SETs with their colours, or says
+  "no SET: deal 3 more cards".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from vision.pipeline import Table
+
+__all__ = ["draw_table", "set_colours"]
+
+_FONT: Final = cv2.FONT_HERSHEY_SIMPLEX
+_UNCERTAIN: Final = (0, 140, 255)  # orange, BGR
+_DUPLICATE: Final = (255, 0, 255)  # magenta, BGR
+#: Most legend lines drawn before "+ n more".
+_LEGEND_LINES: Final = 12
+
+
+def set_colours(n: int) -> list[tuple[int, int, int]]:
+    """``n`` distinct, saturated BGR colours (hues spread by the golden angle).
+
+    Returns:
+        List of ``n`` (B, G, R) int tuples, 0..255.
+    """
+    out = []
+    for i in range(n):
+        hue = int((i * 0.618033988749895 % 1.0) * 180)
+        value = 255 if i % 2 == 0 else 200
+        hsv = np.uint8([[[hue, 255, value]]])
+        b, g, r = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)[0, 0]
+        out.append((int(b), int(g), int(r)))
+    return out
+
+
+def _inset(quad: npt.NDArray[np.float32], by: float) -> npt.NDArray[np.int32]:
+    """Move each corner ``by`` pixels toward the quad's centre (along the diagonal)."""
+    centre = quad.mean(axis=0)
+    vec = centre - quad
+    length = np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-6)
+    moved = quad + vec / length * min(by, float(length.min()) * 0.8)
+    return np.round(moved).astype(np.int32)
+
+
+def _text_box(
+    image: npt.NDArray[np.uint8],
+    lines: list[str],
+    centre: tuple[float, float],
+    scale: float,
+    thick: int,
+    colour: tuple[int, int, int] = (0, 0, 0),
+    background: tuple[int, int, int] = (255, 255, 255),
+) -> None:
+    sizes = [cv2.getTextSize(line, _FONT, scale, thick) for line in lines]
+    line_h = max(s[0][1] + s[1] for s in sizes) + max(2, int(4 * scale))
+    box_w = max(s[0][0] for s in sizes) + int(10 * scale) + 2
+    box_h = line_h * len(lines) + int(6 * scale)
+    h, w = image.shape[:2]
+    x0 = int(np.clip(centre[0] - box_w / 2, 0, max(w - box_w, 0)))
+    y0 = int(np.clip(centre[1] - box_h / 2, 0, max(h - box_h, 0)))
+    roi = image[y0 : y0 + box_h, x0 : x0 + box_w]
+    roi[:] = (0.25 * roi + 0.75 * np.array(background, np.float32)).astype(np.uint8)
+    for k, line in enumerate(lines):
+        (tw, th), base = sizes[k]
+        x = x0 + (box_w - tw) // 2
+        y = y0 + int(3 * scale) + line_h * k + th + max(1, int(2 * scale))
+        cv2.putText(image, line, (x, y), _FONT, scale, colour, thick, cv2.LINE_AA)
+
+
+def draw_table(frame: npt.NDArray[np.uint8], table: Table) -> npt.NDArray[np.uint8]:
+    """An annotated copy of ``frame`` showing the table's cards, labels, SETs and a legend.
+
+    Args:
+        frame: (H, W, 3) uint8 BGR photo the table was recognised on. Not modified.
+        table: the :class:`vision.pipeline.Table` for that photo.
+
+    Returns:
+        New (H, W, 3) uint8 BGR image.
+
+    Raises:
+        ValueError: if ``frame`` is not (H, W, 3) uint8.
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got {frame.shape} {frame.dtype}")
+    out = frame.copy()
+    h, w = out.shape[:2]
+    unit = max(h, w) / 1000.0  # 1 unit = 1 px on a 1000 px photo
+    n = len(table.cards)
+    corners = np.asarray(table.corners, np.float32)
+    if n:
+        card_w = float(np.median(np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)))
+    else:
+        card_w = 100.0 * unit
+    line = max(1, round(min(2.5 * unit, card_w / 40)))
+    palette = set_colours(len(table.sets))
+
+    # Card outlines: black under white so they read on any background.
+    for quad in corners:
+        pts = np.round(quad).astype(np.int32)
+        cv2.polylines(out, [pts], True, (0, 0, 0), line + 2, cv2.LINE_AA)
+        cv2.polylines(out, [pts], True, (255, 255, 255), max(1, line), cv2.LINE_AA)
+
+    # SET outlines: the k-th SET of a card is inset by k widths.
+    set_line = max(2, round(min(4 * unit, card_w / 25)))
+    depth = np.zeros(n, int)
+    for colour, triple in zip(palette, table.sets):
+        for i in triple:
+            inset = set_line * (0.5 + 1.3 * depth[i]) + line
+            pts = _inset(corners[i], inset)
+            cv2.polylines(out, [pts], True, colour, set_line, cv2.LINE_AA)
+            depth[i] += 1
+
+    # Labels: font sized so "striped diamonds" spans ~85% of a card.
+    (ref_w, _), _ = cv2.getTextSize("striped diamonds", _FONT, 1.0, 1)
+    scale = float(np.clip(0.85 * card_w / ref_w, 0.3 * max(unit, 0.4), 3.0 * unit + 0.4))
+    thick = max(1, round(scale * 1.6))
+    for i, card in enumerate(table.cards):
+        quad = corners[i]
+        noun = card.shape.value + ("s" if card.count.value > 1 else "")
+        lines = [f"#{i + 1}  {card.count.value} {card.colour.value}", f"{card.fill.value} {noun}"]
+        colour = (0, 0, 0)
+        if table.uncertain[i]:
+            lines.append(f"? {100 * float(table.confidences[i]):.0f}%")
+            colour = (0, 90, 200)
+            cv2.polylines(out, [np.round(quad).astype(np.int32)], True, _UNCERTAIN, line + 1)
+        if table.duplicates[i]:
+            lines.append("duplicate")
+            colour = (160, 0, 160)
+        centre = quad.mean(axis=0)
+        _text_box(out, lines, (float(centre[0]), float(centre[1])), scale, thick, colour)
+
+    _legend(out, table, palette, unit)
+    return out
+
+
+def _legend(
+    out: npt.NDArray[np.uint8],
+    table: Table,
+    palette: list[tuple[int, int, int]],
+    unit: float,
+) -> None:
+    scale = max(0.35, 0.6 * unit)
+    thick = max(1, round(1.5 * unit))
+    n = len(table.cards)
+    if n == 0:
+        lines = [("no cards found", (255, 255, 255))]
+    elif not table.sets:
+        lines = [(f"{n} cards, no SET: deal 3 more cards", (255, 255, 255))]
+    else:
+        s = len(table.sets)
+        lines = [(f"{n} cards, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]
+        for k, (triple, colour) in enumerate(zip(table.sets, palette)):
+            if k == _LEGEND_LINES:
+                lines.append((f"+ {s - k} more", (255, 255, 255)))
+                break
+            ids = " ".join(f"#{i + 1}" for i in triple)
+            lines.append((f"SET {k + 1}: {ids}", colour))
+    uncertain = int(np.sum(table.uncertain))
+    if uncertain:
+        lines.append((f"{uncertain} uncertain", _UNCERTAIN))
+    sizes = [cv2.getTextSize(text, _FONT, scale, thick) for text, _ in lines]
+    line_h = max(sz[0][1] + sz[1] for sz in sizes) + max(3, int(6 * unit))
+    pad = max(4, int(10 * unit))
+    swatch = line_h - max(3, int(6 * unit))
+    box_w = max(sz[0][0] for sz in sizes) + 3 * pad + swatch
+    box_h = line_h * len(lines) + 2 * pad
+    h, w = out.shape[:2]
+    box_w, box_h = min(box_w, w), min(box_h, h)
+    x0, y0 = _legend_corner(np.asarray(table.corners, np.float32), w, h, box_w, box_h)
+    roi = out[y0 : y0 + box_h, x0 : x0 + box_w]
+    roi[:] = (0.3 * roi).astype(np.uint8)
+    for k, (text, colour) in enumerate(lines):
+        y = y0 + pad + line_h * k
+        x = x0 + pad
+        if text.startswith("SET "):
+            cv2.rectangle(out, (x, y + 2), (x + swatch, y + swatch), colour, -1)
+            colour = (255, 255, 255)
+        cv2.putText(
+            out, text, (x + swatch + pad, y + sizes[k][0][1] + 2), _FONT, scale, colour, thick,
+            cv2.LINE_AA,
+        )  # fmt: skip
+
+
+def _legend_corner(
+    corners: npt.NDArray[np.float32], w: int, h: int, box_w: int, box_h: int
+) -> tuple[int, int]:
+    """Top-left of the image corner where a legend box covers the least card area."""
+    options = [(0, 0), (w - box_w, 0), (0, h - box_h), (w - box_w, h - box_h)]
+    if len(corners) == 0:
+        return options[0]
+    mask = np.zeros((h, w), np.uint8)
+    cv2.fillPoly(mask, [np.round(q).astype(np.int32) for q in corners], 1)
+    covered = [int(mask[y : y + box_h, x : x + box_w].sum()) for x, y in options]
+    return options[int(np.argmin(covered))]

@@ -1,0 +1,357 @@
+"""The photo pipeline: frame -> cards -> crops -> probabilities -> table-level reading -> SETs.
+
+:func:`recognise` runs every stage on one BGR frame and returns a frozen :class:`Table`;
+:func:`process_photo` adds loading from a path or bytes and drawing the annotated copy, which is
+what ``setvision photo`` runs per photo. Stage times are measured with ``time.perf_counter``
+and reported in milliseconds under the stage names of :data:`STAGES`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.cards import Card
+from vision.colour import table_colour
+from vision.decode import ATTRIBUTE_NAMES, UNCERTAIN_BELOW, decode_table
+from vision.rules import find_sets
+from vision.warp import warp_cards
+
+__all__ = [
+    "STAGES",
+    "Detector",
+    "PhotoResult",
+    "Table",
+    "process_photo",
+    "grid_positions",
+    "reading_order",
+    "recognise",
+]
+
+#: Stage names in ``Table.timings_ms``, in pipeline order.
+STAGES: Final = ("load", "detect", "warp", "classify", "colour", "rules", "draw")
+
+
+class _Detections(Protocol):
+    corners: npt.NDArray[np.float32]
+    scores: npt.NDArray[np.float32]
+
+
+#: A detector: BGR uint8 frame -> detections with ``corners`` (N, 4, 2) float32 TL, TR, BR, BL
+#: portrait and ``scores`` (N,) float32 (:func:`vision.detect.find_cards`).
+Detector = Callable[[npt.NDArray[np.uint8]], _Detections]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Everything recognised on one photo. Arrays have one row per card, in reading order
+    (rows top to bottom, left to right inside a row); card ``i`` is shown to users as ``#i+1``.
+
+    Attributes:
+        width, height: frame size in pixels (as displayed, EXIF orientation applied).
+        cards: the N decoded cards.
+        corners: (N, 4, 2) float32 pixel corners TL, TR, BR, BL (portrait) in the frame.
+        scores: (N,) float32 detector scores.
+        partial: (N,) bool, the card is cut by the frame edge (its corners extrapolated).
+        confidences: (N,) float32 0..1, probability of each card's reading (product of its four
+            attribute probabilities after table-level colour and deck decoding).
+        probabilities: (N, 4, 3) float32 per-attribute probabilities (count, colour, shape,
+            fill; values in enum order) after table-level colour fusion.
+        model_probabilities: (N, 4, 3) float32, the classifier's own probabilities.
+        uncertain: (N,) bool, confidence below the threshold.
+        duplicates: (N,) bool, the card's best reading was also another card's.
+        sets: every SET as sorted triples of card positions (0-based) in ``cards``.
+        timings_ms: milliseconds per stage (:data:`STAGES`), for the stages that ran.
+        mixed_decks: decoded allowing repeated cards (several decks mixed).
+    """
+
+    width: int
+    height: int
+    cards: tuple[Card, ...]
+    corners: npt.NDArray[np.float32]
+    scores: npt.NDArray[np.float32]
+    partial: npt.NDArray[np.bool_]
+    confidences: npt.NDArray[np.float32]
+    probabilities: npt.NDArray[np.float32]
+    model_probabilities: npt.NDArray[np.float32]
+    uncertain: npt.NDArray[np.bool_]
+    duplicates: npt.NDArray[np.bool_]
+    sets: tuple[tuple[int, int, int], ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    mixed_decks: bool = False
+
+    def __post_init__(self) -> None:
+        n = len(self.cards)
+        expected = {
+            "corners": (n, 4, 2),
+            "scores": (n,),
+            "partial": (n,),
+            "confidences": (n,),
+            "probabilities": (n, 4, 3),
+            "model_probabilities": (n, 4, 3),
+            "uncertain": (n,),
+            "duplicates": (n,),
+        }
+        for name, shape in expected.items():
+            got = np.shape(getattr(self, name))
+            if got != shape:
+                raise ValueError(f"Table.{name}: expected shape {shape}, got {got}")
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    @classmethod
+    def empty(cls, width: int, height: int, timings_ms: dict[str, float] | None = None) -> Table:
+        """A table with no cards."""
+        return cls(
+            width=width,
+            height=height,
+            cards=(),
+            corners=np.zeros((0, 4, 2), np.float32),
+            scores=np.zeros(0, np.float32),
+            partial=np.zeros(0, bool),
+            confidences=np.zeros(0, np.float32),
+            probabilities=np.zeros((0, 4, 3), np.float32),
+            model_probabilities=np.zeros((0, 4, 3), np.float32),
+            uncertain=np.zeros(0, bool),
+            duplicates=np.zeros(0, bool),
+            sets=(),
+            timings_ms=dict(timings_ms or {}),
+        )
+
+    def to_json(self, image: str) -> dict[str, Any]:
+        """The ``setvision photo --json`` object for this table (ids are 1-based positions).
+
+        Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
+        "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial", "row",
+        "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"``.
+        """
+        cards = []
+        grid = grid_positions(self.corners)
+        for i, (card, quad) in enumerate(zip(self.cards, self.corners)):
+            cards.append(
+                {
+                    "id": i + 1,
+                    "count": card.count.value,
+                    "colour": card.colour.value,
+                    "shape": card.shape.value,
+                    "fill": card.fill.value,
+                    "label": card.label,
+                    "confidence": round(float(self.confidences[i]), 4),
+                    "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in quad],
+                    "uncertain": bool(self.uncertain[i]),
+                    "duplicate": bool(self.duplicates[i]),
+                    "partial": bool(self.partial[i]),
+                    "row": int(grid[i, 0]),
+                    "col": int(grid[i, 1]),
+                }
+            )
+        return {
+            "image": image,
+            "width": int(self.width),
+            "height": int(self.height),
+            "cards": cards,
+            "sets": [[i + 1, j + 1, k + 1] for i, j, k in self.sets],
+            "timings_ms": {k: round(float(v), 2) for k, v in self.timings_ms.items()},
+            "mixed_decks": bool(self.mixed_decks),
+        }
+
+
+def reading_order(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """Order cards as a person reads a table: rows top to bottom, then left to right.
+
+    A card starts a new row when its centre lies more than half a median card height below the
+    first card of the current row.
+
+    Args:
+        corners: (N, 4, 2) float32 pixel corners.
+
+    Returns:
+        (N,) int64 permutation.
+    """
+    return np.array([i for row in _rows(corners) for i in row], np.int64)
+
+
+def grid_positions(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """Row and column (1-based) of each card in the table's rows (see :func:`reading_order`).
+
+    Returns:
+        (N, 2) int64 (row, column).
+    """
+    out = np.zeros((len(corners), 2), np.int64)
+    for r, row in enumerate(_rows(corners)):
+        for c, i in enumerate(row):
+            out[i] = (r + 1, c + 1)
+    return out
+
+
+def _rows(corners: npt.NDArray[np.float32]) -> list[list[int]]:
+    if len(corners) == 0:
+        return []
+    centres = corners.mean(axis=1)
+    heights = np.linalg.norm(corners[:, 3] - corners[:, 0], axis=1)
+    step = 0.5 * float(np.median(heights))
+    by_y = np.argsort(centres[:, 1], kind="stable")
+    rows: list[list[int]] = []
+    top = -np.inf
+    for i in by_y:
+        if centres[i, 1] - top > step:
+            rows.append([])
+            top = centres[i, 1]
+        rows[-1].append(int(i))
+    return [sorted(row, key=lambda j: float(centres[j, 0])) for row in rows]
+
+
+def _default_detector() -> Detector:
+    from vision.detect import find_cards
+
+    return find_cards
+
+
+def recognise(
+    frame: npt.NDArray[np.uint8],
+    classifier: Any,
+    *,
+    detector: Detector | None = None,
+    mixed_decks: bool = False,
+    uncertain_below: float = UNCERTAIN_BELOW,
+    table_level_colour: bool = True,
+) -> Table:
+    """Find, read and solve every card on one frame.
+
+    Args:
+        frame: (H, W, 3) uint8 BGR image. Not modified.
+        classifier: a :class:`vision.classify.Classifier` (``predict(crops)`` -> probabilities
+            with ``count``, ``colour``, ``shape``, ``fill`` (N, 3) float32 arrays).
+        detector: frame -> detections; default :func:`vision.detect.find_cards`.
+        mixed_decks: several decks are mixed, so a card may appear twice (no uniqueness).
+        uncertain_below: confidence under which a card is flagged uncertain.
+        table_level_colour: fuse the model's colour with ink clustering across the table.
+
+    Returns:
+        The :class:`Table`, timings for detect, warp, classify, colour and rules.
+
+    Raises:
+        ValueError: if ``frame`` is not (H, W, 3) uint8.
+    """
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got {frame.shape} {frame.dtype}")
+    height, width = frame.shape[:2]
+    timings: dict[str, float] = {}
+    detect = detector or _default_detector()
+
+    t = time.perf_counter()
+    found = detect(frame)
+    corners = np.asarray(found.corners, np.float32).reshape(-1, 4, 2)
+    scores = np.asarray(getattr(found, "scores", np.ones(len(corners))), np.float32)
+    partial = np.asarray(getattr(found, "partial", np.zeros(len(corners))), bool)
+    order = reading_order(corners)
+    corners, scores, partial = corners[order], scores[order], partial[order]
+    timings["detect"] = _ms(t)
+    if len(corners) == 0:
+        for stage in ("warp", "classify", "colour", "rules"):
+            timings[stage] = 0.0
+        return Table.empty(width, height, timings)
+
+    t = time.perf_counter()
+    crops = warp_cards(frame, corners)
+    timings["warp"] = _ms(t)
+
+    t = time.perf_counter()
+    probs = classifier.predict(crops)
+    model = np.stack([np.asarray(getattr(probs, n), np.float32) for n in ATTRIBUTE_NAMES], 1)
+    timings["classify"] = _ms(t)
+
+    t = time.perf_counter()
+    fused = model.copy()
+    if table_level_colour:
+        fused[:, 1], _, _ = table_colour(crops, model[:, 1])
+    decoded = decode_table(
+        tuple(fused[:, a] for a in range(4)),
+        mixed_decks=mixed_decks,
+        uncertain_below=uncertain_below,
+    )
+    timings["colour"] = _ms(t)
+
+    t = time.perf_counter()
+    sets = tuple(find_sets(decoded.cards))
+    timings["rules"] = _ms(t)
+
+    return Table(
+        width=width,
+        height=height,
+        cards=decoded.cards,
+        corners=corners,
+        scores=scores,
+        partial=partial,
+        confidences=decoded.confidences,
+        probabilities=fused,
+        model_probabilities=model,
+        uncertain=decoded.uncertain,
+        duplicates=decoded.duplicates,
+        sets=sets,
+        timings_ms=timings,
+        mixed_decks=mixed_decks,
+    )
+
+
+@dataclass(frozen=True)
+class PhotoResult:
+    """One processed photo: the table and, if drawn, the annotated copy.
+
+    Attributes:
+        table: the recognised table (timings include ``load`` and, if drawn, ``draw``).
+        annotated: (H, W, 3) uint8 BGR annotated copy, or None when not drawn.
+    """
+
+    table: Table
+    annotated: npt.NDArray[np.uint8] | None
+
+
+def process_photo(
+    source: str | Path | bytes,
+    classifier: Any,
+    *,
+    draw: bool = True,
+    **options: Any,
+) -> PhotoResult:
+    """Load a photo, recognise its table and (optionally) draw the annotated copy.
+
+    Args:
+        source: a path, or the encoded bytes of an image (JPEG, PNG, ...).
+        classifier: see :func:`recognise`.
+        draw: also draw the annotated copy (:func:`vision.overlay.draw_table`).
+        **options: passed to :func:`recognise` (``detector``, ``mixed_decks``, ...).
+
+    Returns:
+        The :class:`PhotoResult`.
+
+    Raises:
+        SetVisionError, FileNotFoundError, ValueError: an unreadable photo
+            (:func:`vision.io.load_image`).
+    """
+    from vision.io import load_image
+
+    t = time.perf_counter()
+    frame = load_image(source)
+    load_ms = _ms(t)
+    table = recognise(frame, classifier, **options)
+    timings = {"load": load_ms, **table.timings_ms}
+    annotated = None
+    if draw:
+        from vision.overlay import draw_table
+
+        t = time.perf_counter()
+        annotated = draw_table(frame, table)
+        timings["draw"] = _ms(t)
+    return PhotoResult(replace(table, timings_ms=timings), annotated)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
