@@ -1,0 +1,122 @@
+"""Procedural table surfaces: wood grain, cloth, carpet, white desk, dark felt.
+
+Part of :mod:`vision.render` (import the public names from there). All textures are made from
+random noise; no photo is used.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.render_camera import _smooth_noise
+
+__all__ = ["BACKGROUNDS", "make_background"]
+
+#: Names accepted by :func:`make_background` (and ``render_table(background=...)``).
+BACKGROUNDS: Final = ("wood", "cloth", "carpet", "white_desk", "dark_felt")
+
+
+def _wood(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    vertical = rng.random() < 0.5
+    if vertical:
+        h, w = w, h
+    # Grain runs along x: a 1-D profile across y, stretched along x, then warped by noise.
+    plank = rng.uniform(0.12, 0.35) * max(h, w)
+    light = rng.choice(3, p=[0.4, 0.35, 0.25])
+    base = np.array([[120, 160, 200], [60, 95, 145], [35, 50, 75]][int(light)], np.float32)
+    base *= rng.uniform(0.85, 1.15, 3).astype(np.float32)
+    yy = np.arange(h, dtype=np.float32)[:, None]
+    warp = _smooth_noise(rng, h, w, 4) * rng.uniform(4, 14)
+    y = yy + warp
+    freq = rng.uniform(0.08, 0.25)
+    rings = np.sin(y * freq + 2.0 * _smooth_noise(rng, h, w, 6))
+    streak_src = rng.normal(0, 1, (max(h // 2, 2), max(w // 60, 2))).astype(np.float32)
+    streaks = cv2.resize(streak_src, (w, h), interpolation=cv2.INTER_LINEAR)
+    plank_id = np.floor(y / plank)
+    tones = rng.normal(0, 0.07, int(plank_id.max() - plank_id.min()) + 2).astype(np.float32)
+    tone = tones[(plank_id - plank_id.min()).astype(np.int64)]
+    seam = np.abs((y / plank) % 1.0 - 0.5) > 0.5 - 1.2 / plank
+    shade = 1.0 + 0.08 * rings + 0.06 * streaks + tone
+    shade = np.where(seam, 0.55, shade)
+    out = base[None, None, :] * shade[:, :, None]
+    if vertical:
+        out = out.transpose(1, 0, 2)
+    return out
+
+
+def _cloth(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    base = rng.uniform(40, 200, 3).astype(np.float32)
+    p = rng.uniform(2.5, 6.0)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    weave = np.sin(xx * 2 * np.pi / p) * np.sin(yy * 2 * np.pi / p)
+    wrinkles = _smooth_noise(rng, h, w, 5)
+    shade = 1.0 + 0.06 * weave + 0.08 * wrinkles + rng.normal(0, 0.04, (h, w)).astype(np.float32)
+    return base[None, None, :] * shade[:, :, None]
+
+
+def _carpet(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    colours = rng.uniform(30, 190, (3, 3)).astype(np.float32)
+    fine = rng.random((h, w)).astype(np.float32)
+    fine = cv2.GaussianBlur(fine, (0, 0), rng.uniform(0.6, 1.5))
+    pick = np.clip((fine - fine.min()) / max(float(np.ptp(fine)), 1e-6) * 3, 0, 2.999)
+    idx = pick.astype(np.int64)
+    out = colours[idx]
+    shade = 1.0 + 0.1 * _smooth_noise(rng, h, w, 6)
+    return out * shade[:, :, None]
+
+
+def _white_desk(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    base = rng.uniform(190, 240) + rng.normal(0, 6, 3).astype(np.float32)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    ang = rng.uniform(0, 2 * np.pi)
+    ramp = np.cos(ang) * xx / w + np.sin(ang) * yy / h
+    shade = 1.0 - 0.1 * ramp + 0.03 * _smooth_noise(rng, h, w, 4)
+    shade += rng.normal(0, 0.01, (h, w)).astype(np.float32)
+    return base[None, None, :] * shade[:, :, None]
+
+
+def _dark_felt(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    base = np.array(
+        [[25, 60, 20], [20, 20, 22], [70, 30, 15], [30, 25, 60]][int(rng.integers(4))],
+        np.float32,
+    ) * rng.uniform(0.7, 1.4)
+    fibre = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 0.8)
+    shade = 1.0 + 0.25 * fibre + 0.1 * _smooth_noise(rng, h, w, 5)
+    return base[None, None, :] * shade[:, :, None]
+
+
+_MAKERS: Final = {
+    "wood": _wood,
+    "cloth": _cloth,
+    "carpet": _carpet,
+    "white_desk": _white_desk,
+    "dark_felt": _dark_felt,
+}
+
+
+def make_background(
+    kind: str | None, rng: np.random.Generator, size: tuple[int, int]
+) -> npt.NDArray[np.uint8]:
+    """A procedural table surface.
+
+    Args:
+        kind: one of :data:`BACKGROUNDS`, or None for a random one.
+        rng: random generator.
+        size: (width, height) in pixels.
+
+    Returns:
+        (height, width, 3) uint8 BGR texture.
+
+    Raises:
+        ValueError: for an unknown ``kind``.
+    """
+    if kind is None:
+        kind = str(rng.choice(BACKGROUNDS))
+    if kind not in _MAKERS:
+        raise ValueError(f"background: expected one of {BACKGROUNDS}, got {kind!r}")
+    w, h = int(size[0]), int(size[1])
+    return np.clip(_MAKERS[kind](rng, h, w), 0, 255).astype(np.uint8)
