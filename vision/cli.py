@@ -106,6 +106,32 @@ def sets_command(
         )
 
 
+@app.command("simulate")
+@user_errors
+def simulate_command(
+    games: Annotated[
+        int, typer.Option("--games", "-n", min=2, help="Number of random games to play.")
+    ] = 100_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed, for a reproducible run.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if a figure disagrees with its reference.")
+    ] = False,
+) -> None:
+    """Play random games and compare the odds of no SET with the published figures."""
+    import json
+
+    from vision.simulate import format_report, simulate
+
+    report = simulate(games=games, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        typer.echo(format_report(report))
+    if check and not all(e.agrees for e in report.estimates):
+        raise typer.Exit(1)
+
+
 from vision.cli_photo import photo_command  # noqa: E402  (needs user_errors above)
 
 app.command("photo")(photo_command)
