@@ -99,3 +99,47 @@ class FakeClassifier:
         assert len(crops) == len(self.probs.count)
         self.calls += 1
         return self.probs
+
+
+_HUES = {Colour.RED: 30.0, Colour.GREEN: 150.0, Colour.PURPLE: -45.0}
+
+
+class InkReader:
+    """A classifier fake that reads crops drawn by :func:`table_frame` (solid ovals only).
+
+    Count = number of ink blobs, colour = nearest ink hue, shape oval, fill solid; so it works
+    with any detector that finds the cards.
+    """
+
+    def predict(self, crops: npt.NDArray[np.uint8]) -> FakeProbabilities:
+        from vision.colour import symbol_colours
+
+        inks = symbol_colours(crops)
+        n = len(crops)
+        probs = [np.full((n, 3), 0.01, np.float32) for _ in range(4)]
+        for i, crop in enumerate(crops):
+            grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+            mask = (grey < 170).astype(np.uint8)
+            mask[:15], mask[-15:], mask[:, :15], mask[:, -15:] = 0, 0, 0, 0
+            blobs, _, stats, _ = cv2.connectedComponentsWithStats(mask)
+            count = int(np.sum(stats[1:, cv2.CC_STAT_AREA] > 100))
+            probs[0][i, min(max(count, 1), 3) - 1] = 0.98
+            dist = [abs((inks.hue_deg[i] - h + 180) % 360 - 180) for h in _HUES.values()]
+            probs[1][i, int(np.argmin(dist))] = 0.98
+            probs[2][i, 0] = 0.98
+            probs[3][i, 0] = 0.98
+        return FakeProbabilities(*(p / p.sum(axis=1, keepdims=True) for p in probs))
+
+
+def box_detector(frame: npt.NDArray[np.uint8]) -> FakeDetections:
+    """A detector for :func:`table_frame` images: bright axis-aligned rectangles."""
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    mask = (grey > 200).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    quads = []
+    for contour in contours:
+        x, y, w, h = cv2.boundingRect(contour)
+        if w * h > 0.002 * grey.size:
+            quads.append([[x, y], [x + w - 1, y], [x + w - 1, y + h - 1], [x, y + h - 1]])
+    corners = np.array(quads, np.float32).reshape(-1, 4, 2)
+    return FakeDetections(corners, np.ones(len(corners), np.float32))

@@ -1,0 +1,99 @@
+"""Table-level decoding: the deck has each card once; confidences and uncertainty."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.cards import Card, parse_card
+from vision.decode import decode_table, identity_log_probs
+
+
+def probs_for(cards: list[Card], sure: float = 0.9) -> list[np.ndarray]:
+    out = []
+    for a in range(4):
+        p = np.full((len(cards), 3), (1 - sure) / 2, np.float32)
+        for i, card in enumerate(cards):
+            p[i, card.positions[a]] = sure
+        out.append(p)
+    return out
+
+
+def test_identity_log_probs_match_card_index() -> None:
+    card = parse_card("2 purple striped squiggles")
+    scores = identity_log_probs(tuple(probs_for([card])))
+    assert scores.shape == (1, 81)
+    assert int(scores.argmax()) == card.index
+    assert np.isclose(np.exp(scores[0, card.index]), 0.9**4, rtol=1e-5)
+
+
+def test_clear_table_decodes_to_its_own_readings() -> None:
+    cards = [Card.from_index(i) for i in (0, 17, 40, 80)]
+    decoded = decode_table(tuple(probs_for(cards)))
+    assert decoded.cards == tuple(cards)
+    assert not decoded.duplicates.any() and not decoded.changed.any()
+    assert np.allclose(decoded.confidences, 0.9**4, rtol=1e-5)
+
+
+def test_duplicate_is_resolved_by_the_less_sure_card() -> None:
+    a = parse_card("1 red solid oval")
+    b = parse_card("1 purple solid oval")
+    probs = probs_for([a, a])
+    # Card 2 is unsure between red and purple: red 0.55, purple 0.45.
+    probs[1][1] = [0.55, 0.0, 0.45]
+    decoded = decode_table(tuple(probs))
+    assert decoded.cards == (a, b)
+    assert decoded.duplicates.tolist() == [True, True]
+    assert decoded.changed.tolist() == [False, True]
+    assert decoded.uncertain[1]
+
+
+def test_mixed_decks_keep_repeats() -> None:
+    a = parse_card("3 green open diamonds")
+    decoded = decode_table(tuple(probs_for([a, a])), mixed_decks=True)
+    assert decoded.cards == (a, a)
+    assert decoded.duplicates.all() and not decoded.changed.any()
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [(0.5, False), (0.7, True)])
+def test_uncertain_threshold(threshold: float, expected: bool) -> None:
+    decoded = decode_table(tuple(probs_for([Card.from_index(5)])), uncertain_below=threshold)
+    assert decoded.uncertain[0] == expected  # confidence 0.9**4 = 0.656
+
+
+def test_empty_table() -> None:
+    decoded = decode_table(tuple(np.zeros((0, 3), np.float32) for _ in range(4)))
+    assert decoded.cards == () and decoded.confidences.shape == (0,)
+
+
+def test_bad_shapes_are_refused() -> None:
+    with pytest.raises(ValueError, match="expected"):
+        decode_table((np.zeros((2, 3)), np.zeros((3, 3)), np.zeros((2, 3)), np.zeros((2, 3))))
+    with pytest.raises(ValueError, match="4 attribute"):
+        decode_table((np.zeros((2, 3)),))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_assignment_is_the_best_distinct_reading(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # Peaked probabilities so that conflicts are common.
+    probs = tuple(rng.dirichlet(np.ones(3) * 0.3, size=n).astype(np.float32) for _ in range(4))
+    probs = tuple(np.where(p > 0, p, 1e-3).astype(np.float32) for p in probs)
+    probs = tuple(np.repeat(p[:1], n, axis=0) if seed % 2 else p for p in probs)
+    decoded = decode_table(probs)
+    chosen = [c.index for c in decoded.cards]
+    assert len(set(chosen)) == n
+    scores = identity_log_probs(probs)
+    # Brute force: an optimal distinct choice uses one of each card's n best identities.
+    top = np.argsort(-scores, axis=1)[:, :n]
+    best = max(
+        scores[np.arange(n), list(combo)].sum()
+        for combo in itertools.product(*top.tolist())
+        if len(set(combo)) == n
+    )
+    assert scores[np.arange(n), chosen].sum() == pytest.approx(best, abs=1e-6)

@@ -1,0 +1,88 @@
+"""The annotated copy: outlines, SET colours, legend; scaled to the image; input untouched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.cards import parse_card
+from vision.overlay import draw_table, set_colours
+from vision.pipeline import Table, recognise
+
+from ._pipeline_fakes import FakeClassifier, fake_detector, one_hot_probs, table_frame
+
+# Two SETs sharing card #1: (#1, #2, #3) and (#1, #4, #5).
+CARDS = [parse_card(t) for t in (
+    "1 red solid oval", "2 green solid ovals", "3 purple solid ovals",
+    "1 green striped diamond", "1 purple open squiggle", "2 red open diamonds",
+)]  # fmt: skip
+
+
+def table_for(width: int, height: int) -> tuple[np.ndarray, Table]:
+    frame, corners = table_frame(CARDS, width=width, height=height, cols=3)
+    table = recognise(frame, FakeClassifier(one_hot_probs(CARDS)), detector=fake_detector(corners))
+    return frame, table
+
+
+def test_table_has_two_sets_sharing_a_card() -> None:
+    _, table = table_for(960, 540)
+    assert table.sets == ((0, 1, 2), (0, 3, 4))
+
+
+@pytest.mark.parametrize(("width", "height"), [(320, 240), (1280, 720), (4000, 3000)])
+def test_draws_on_a_copy_at_any_size(width: int, height: int) -> None:
+    frame, table = table_for(width, height)
+    before = frame.copy()
+    out = draw_table(frame, table)
+    assert np.array_equal(frame, before)
+    assert out.shape == frame.shape and out.dtype == np.uint8
+    assert (out != frame).any(axis=2).mean() > 0.01
+
+
+def test_each_set_colour_appears_and_the_shared_card_shows_both() -> None:
+    frame, table = table_for(1280, 720)
+    out = draw_table(frame, table)
+    colours = set_colours(len(table.sets))
+    assert len(set(colours)) == len(colours)
+    shared = np.round(table.corners[0]).astype(int)
+    x0, y0 = shared.min(axis=0)
+    x1, y1 = shared.max(axis=0)
+    region = out[y0 : y1 + 1, x0 : x1 + 1].reshape(-1, 3).astype(int)
+    for colour in colours:
+        near = np.abs(region - np.array(colour)).sum(axis=1) < 30
+        assert near.sum() > 50, f"SET colour {colour} missing on the shared card"
+
+
+def test_line_width_scales_with_the_image() -> None:
+    small_frame, small = table_for(640, 360)
+    big_frame, big = table_for(3840, 2160)
+    changed_small = (draw_table(small_frame, small) != small_frame).any(axis=2).mean()
+    changed_big = (draw_table(big_frame, big) != big_frame).any(axis=2).mean()
+    # Same picture at 6x the size: the drawn fraction of the image stays comparable.
+    assert 0.4 < changed_big / changed_small < 2.5
+
+
+def test_no_cards_and_no_set() -> None:
+    frame = np.full((200, 300, 3), 50, np.uint8)
+    out = draw_table(frame, Table.empty(300, 200))
+    assert (out != frame).any()  # the legend says "no cards found"
+    cards = [parse_card("1 red solid oval"), parse_card("1 red solid diamond")]
+    frame, corners = table_frame(cards, width=640, height=360)
+    table = recognise(frame, FakeClassifier(one_hot_probs(cards)), detector=fake_detector(corners))
+    assert table.sets == ()
+    assert draw_table(frame, table).shape == frame.shape
+
+
+def test_uncertain_and_duplicate_cards_are_marked() -> None:
+    frame, corners = table_frame(CARDS[:2], width=640, height=360)
+    probs = one_hot_probs(CARDS[:2], sure=0.6)
+    table = recognise(frame, FakeClassifier(probs), detector=fake_detector(corners))
+    assert table.uncertain.all()
+    out = draw_table(frame, table)
+    orange = np.abs(out.reshape(-1, 3).astype(int) - (0, 140, 255)).sum(axis=1) < 40
+    assert orange.sum() > 20
+
+
+def test_bad_frame_is_refused() -> None:
+    with pytest.raises(ValueError, match="uint8"):
+        draw_table(np.zeros((10, 10), np.uint8), Table.empty(10, 10))

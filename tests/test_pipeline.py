@@ -1,0 +1,122 @@
+"""recognise(): stages wired together, reading order, table-level fixes, timings, JSON shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from vision.cards import parse_card
+from vision.pipeline import STAGES, Table, grid_positions, reading_order, recognise
+
+from ._pipeline_fakes import (
+    FakeClassifier,
+    FakeDetections,
+    InkReader,
+    box_detector,
+    fake_detector,
+    one_hot_probs,
+    table_frame,
+)
+
+CARDS = [parse_card(t) for t in (
+    "1 red solid oval", "2 green solid ovals", "3 purple solid ovals", "2 red solid ovals",
+    "1 green solid oval", "3 red solid ovals", "1 purple solid oval",
+)]  # fmt: skip
+
+
+def test_reads_a_table_in_reading_order() -> None:
+    frame, corners = table_frame(CARDS)
+    before = frame.copy()
+    table = recognise(frame, FakeClassifier(one_hot_probs(CARDS)), detector=fake_detector(corners))
+    assert np.array_equal(frame, before)
+    assert table.cards == tuple(CARDS)
+    assert np.allclose(table.corners, corners)
+    assert (table.width, table.height) == (1280, 720)
+    assert table.probabilities.shape == (7, 4, 3)
+    assert set(table.timings_ms) == set(STAGES) - {"load", "draw"}
+    assert all(v >= 0 for v in table.timings_ms.values())
+    # The SETs are the rules engine's on the true cards.
+    from vision.rules import find_sets
+
+    assert list(table.sets) == find_sets(CARDS)
+
+
+def test_ink_reading_classifier_and_simple_detector_end_to_end() -> None:
+    frame, _ = table_frame(CARDS)
+    table = recognise(frame, InkReader(), detector=box_detector)
+    assert table.cards == tuple(CARDS)
+    assert not table.uncertain.any()
+
+
+def test_duplicate_reading_is_resolved_by_colour_and_deck() -> None:
+    frame, corners = table_frame(CARDS)
+    probs = one_hot_probs(CARDS)
+    # Card 6 (3 red) read as 3 purple: a duplicate of card 3, and its ink is red.
+    probs.colour[5] = [0.3, 0.05, 0.65]
+    table = recognise(frame, FakeClassifier(probs), detector=fake_detector(corners))
+    assert table.cards == tuple(CARDS)
+    without = recognise(
+        frame, FakeClassifier(probs), detector=fake_detector(corners), table_level_colour=False
+    )
+    assert without.cards == tuple(CARDS)  # the deck alone also fixes it
+    assert without.duplicates[2] and without.duplicates[5]
+
+
+def test_mixed_decks_keep_a_repeated_card() -> None:
+    cards = CARDS[:2] + CARDS[:1]
+    frame, corners = table_frame(cards)
+    table = recognise(
+        frame, FakeClassifier(one_hot_probs(cards)), detector=fake_detector(corners),
+        mixed_decks=True,
+    )  # fmt: skip
+    assert table.cards == tuple(cards)
+    assert table.duplicates.tolist() == [True, False, True]
+
+
+def test_no_cards() -> None:
+    frame = np.zeros((100, 200, 3), np.uint8)
+    empty = FakeDetections(np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32))
+    clf = FakeClassifier(one_hot_probs([]))
+    table = recognise(frame, clf, detector=lambda f: empty)
+    assert len(table) == 0 and table.sets == () and clf.calls == 0
+    assert table.to_json("x.jpg")["cards"] == []
+
+
+def test_json_shape() -> None:
+    frame, corners = table_frame(CARDS)
+    table = recognise(frame, FakeClassifier(one_hot_probs(CARDS)), detector=fake_detector(corners))
+    table = dataclasses.replace(table, timings_ms={"load": 1.0, **table.timings_ms})
+    obj = json.loads(json.dumps(table.to_json("photo.jpg")))
+    assert {"image", "width", "height", "cards", "sets", "timings_ms"} <= set(obj)
+    card = obj["cards"][1]
+    assert card["id"] == 2 and card["count"] == 2 and card["colour"] == "green"
+    assert card["shape"] == "oval" and card["fill"] == "solid"
+    assert card["label"] == "2 green solid ovals"
+    assert 0 <= card["confidence"] <= 1
+    assert np.array(card["corners"]).shape == (4, 2)
+    assert all(len(s) == 3 and all(1 <= i <= len(CARDS) for i in s) for s in obj["sets"])
+    assert obj["timings_ms"]["load"] == 1.0
+
+
+def test_reading_order_and_grid() -> None:
+    # Three cards in two rows, slightly tilted rows, given scrambled.
+    def quad(cx: float, cy: float) -> list[list[float]]:
+        return [[cx - 30, cy - 45], [cx + 30, cy - 45], [cx + 30, cy + 45], [cx - 30, cy + 45]]
+
+    corners = np.array([quad(300, 310), quad(100, 100), quad(200, 120), quad(90, 300)], np.float32)
+    assert reading_order(corners).tolist() == [1, 2, 3, 0]
+    assert grid_positions(corners).tolist() == [[2, 2], [1, 1], [1, 2], [2, 1]]
+    assert reading_order(np.zeros((0, 4, 2), np.float32)).tolist() == []
+
+
+def test_table_validates_shapes() -> None:
+    with pytest.raises(ValueError, match="corners"):
+        dataclasses.replace(Table.empty(10, 10), corners=np.zeros((1, 4, 2), np.float32))
+
+
+def test_bad_frame() -> None:
+    with pytest.raises(ValueError, match="uint8"):
+        recognise(np.zeros((10, 10, 3), np.float32), InkReader(), detector=box_detector)
