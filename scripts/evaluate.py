@@ -1,0 +1,240 @@
+"""End-to-end accuracy of ``setvision photo`` on labelled real table photos.
+
+Truth: ``../shared/datasets/tables.csv`` rows with ``labels == multiset`` and their cards in
+``table_cards.csv`` (an unordered multiset per photo), plus the project's own annotations
+(``datasets/detection/*.json``, reviewed photos) where every whole card carries all four
+attributes.
+
+Card readings are compared as multisets per photo: predicted cards are matched to true cards by
+an assignment maximising the number of agreeing attributes (Hungarian). Reported per source:
+
+* per attribute: matched cards with that attribute right / true cards (a missed card counts
+  wrong for every attribute; an extra detection is counted separately),
+* per card: true cards matched to a prediction with all four attributes right,
+* per table: the predicted multiset equals the true one,
+* SETs: the SETs found (as card triples) equal the true table's SETs,
+* count: the number of cards found equals the number of true cards.
+
+Each figure is also given for the ablations that the saved probabilities allow: the model alone
+(argmax per attribute), + table-level colour, + deck decoding, and the full pipeline.
+
+Usage::
+
+    nice .venv/bin/python scripts/evaluate.py [--source tomwhite] [--json out.json] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vision.cards import Card, parse_card  # noqa: E402
+from vision.data import shared_datasets  # noqa: E402
+from vision.decode import decode_table  # noqa: E402
+from vision.rules import find_sets  # noqa: E402
+
+ATTRS = ("count", "colour", "shape", "fill")
+VARIANTS = ("model", "model+colour", "model+deck", "full")
+
+
+@dataclass
+class Truth:
+    path: str
+    source: str
+    cards: list[Card]
+
+
+def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
+    """Labelled table photos: shared multisets, then the project's attribute annotations."""
+    with open(root / "tables.csv", newline="", encoding="utf-8") as handle:
+        tables = {r["path"]: r for r in csv.DictReader(handle) if r["labels"] == "multiset"}
+    cards: dict[str, list[Card]] = defaultdict(list)
+    with open(root / "table_cards.csv", newline="", encoding="utf-8") as handle:
+        for r in csv.DictReader(handle):
+            text = f"{r['count']} {r['colour']} {r['shape']} {r['fill']}"
+            cards[r["path"]].append(parse_card(text))
+    out = [Truth(p, tables[p]["source"], cards[p]) for p in tables]
+    folder = ROOT / "datasets" / "detection"
+    if use_annotations and folder.is_dir():
+        from vision.evaluation import load_annotations
+
+        for photo in load_annotations(folder, reviewed_only=True):
+            whole = [c for c in photo.cards if not c.partial]
+            if photo.path in tables or not whole:
+                continue
+            if all(all(a in c.attributes for a in ATTRS) for c in whole):
+                labelled = [
+                    parse_card(" ".join(str(c.attributes[a]) for a in ATTRS)) for c in whole
+                ]
+                out.append(Truth(photo.path, photo.source or "annotated", labelled))
+    return out
+
+
+def match(pred: list[Card], truth: list[Card]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Assignment of predicted to true cards maximising agreeing attributes.
+
+    Returns:
+        ((4,) int correct counts per attribute over matched pairs, matched (pred, truth) pairs).
+    """
+    if not pred or not truth:
+        return np.zeros(4, int), []
+    agree = np.array(
+        [[[a == b for a, b in zip(p.positions, t.positions)] for t in truth] for p in pred]
+    )  # (P, T, 4)
+    rows, cols = linear_sum_assignment(-agree.sum(axis=2))
+    return agree[rows, cols].sum(axis=0), list(zip(rows.tolist(), cols.tolist()))
+
+
+def set_triples(cards: list[Card]) -> Counter:
+    return Counter(tuple(sorted(cards[i].index for i in t)) for t in find_sets(cards))
+
+
+@dataclass
+class Tally:
+    photos: int = 0
+    truth_cards: int = 0
+    extra: int = 0
+    count_right: int = 0
+    attr: np.ndarray = field(default_factory=lambda: np.zeros(4, int))
+    cards_right: int = 0
+    tables_right: int = 0
+    sets_right: int = 0
+
+    def add(self, pred: list[Card], truth: list[Card]) -> bool:
+        correct, pairs = match(pred, truth)
+        full = sum(1 for p, t in pairs if pred[p] == truth[t])
+        self.photos += 1
+        self.truth_cards += len(truth)
+        self.extra += max(0, len(pred) - len(truth))
+        self.count_right += len(pred) == len(truth)
+        self.attr += correct
+        self.cards_right += full
+        right = Counter(pred) == Counter(truth)
+        self.tables_right += right
+        self.sets_right += set_triples(pred) == set_triples(truth)
+        return right
+
+    def row(self) -> dict[str, float]:
+        n = max(self.truth_cards, 1)
+        out = {f"{a}": float(self.attr[i] / n) for i, a in enumerate(ATTRS)}
+        out.update(
+            photos=self.photos,
+            cards=self.truth_cards,
+            extra_detections=self.extra,
+            count_right=self.count_right / max(self.photos, 1),
+            card=self.cards_right / n,
+            table=self.tables_right / max(self.photos, 1),
+            sets=self.sets_right / max(self.photos, 1),
+        )
+        return out
+
+
+def variants(table) -> dict[str, list[Card]]:  # noqa: ANN001 - vision.pipeline.Table
+    """The cards each ablation reads from one recognised table."""
+    model = table.model_probabilities
+    fused = table.probabilities
+
+    def argmax(p: np.ndarray) -> list[Card]:
+        return [Card.from_positions(tuple(int(x) for x in row)) for row in p.argmax(axis=2)]
+
+    deck = decode_table(tuple(model[:, a] for a in range(4)), mixed_decks=False)
+    return {
+        "model": argmax(model),
+        "model+colour": argmax(fused),
+        "model+deck": list(deck.cards),
+        "full": list(table.cards),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", action="append", help="only these sources (repeatable)")
+    parser.add_argument("--model", default=None, help="classifier .onnx (default: packaged)")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many photos")
+    parser.add_argument("--no-annotations", action="store_true", help="shared labels only")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every misread card")
+    args = parser.parse_args(argv)
+
+    from vision.classify import CardClassifier
+    from vision.pipeline import process_photo
+
+    root = shared_datasets()
+    assert root is not None
+    truths = load_truth(root, not args.no_annotations)
+    if args.source:
+        truths = [t for t in truths if t.source in args.source]
+    if args.limit:
+        truths = truths[: args.limit]
+    classifier = CardClassifier(args.model)
+    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    wrong_tables: list[str] = []
+    times: list[float] = []
+    for k, truth in enumerate(truths, 1):
+        start = time.perf_counter()
+        table = process_photo(root / truth.path, classifier, draw=False).table
+        times.append((time.perf_counter() - start) * 1000)
+        for name, pred in variants(table).items():
+            for source in (truth.source, "all"):
+                right = tallies[(source, name)].add(pred, truth.cards)
+            if name == "full" and not right:
+                wrong_tables.append(truth.path)
+                if args.verbose:
+                    _explain(truth, pred, table)
+        print(f"\r{k}/{len(truths)} photos", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+
+    sources = sorted({s for s, _ in tallies if s != "all"}) + ["all"]
+    header = (
+        f"{'source':<12} {'variant':<13} {'photos':>6} {'cards':>5} {'n ok':>5} "
+        + " ".join(f"{a:>6}" for a in ATTRS)
+        + f" {'card':>6} {'table':>6} {'SETs':>6} {'extra':>5}"
+    )
+    print(header)
+    report: dict[str, dict[str, dict[str, float]]] = {}
+    for source in sources:
+        for name in VARIANTS:
+            r = tallies[(source, name)].row()
+            report.setdefault(source, {})[name] = r
+            print(
+                f"{source:<12} {name:<13} {r['photos']:>6} {r['cards']:>5} "
+                f"{r['count_right']:>5.0%} "
+                + " ".join(f"{r[a]:>6.1%}" for a in ATTRS)
+                + f" {r['card']:>6.1%} {r['table']:>6.1%} {r['sets']:>6.1%} "
+                f"{r['extra_detections']:>5}"
+            )
+    print(f"median {np.median(times):.0f} ms per photo (load + recognise)")
+    if wrong_tables and not args.verbose:
+        print(f"{len(wrong_tables)} tables not fully right (use -v for details)")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+def _explain(truth: Truth, pred: list[Card], table) -> None:  # noqa: ANN001
+    _, pairs = match(pred, truth.cards)
+    print(f"\n{truth.path}: {len(pred)} found, {len(truth.cards)} true")
+    matched_t = {t for _, t in pairs}
+    for p, t in pairs:
+        if pred[p] != truth.cards[t]:
+            conf = float(table.confidences[p])
+            print(f"  #{p + 1} read {pred[p].label} ({conf:.2f}), truth {truth.cards[t].label}")
+    for t, card in enumerate(truth.cards):
+        if t not in matched_t:
+            print(f"  missed {card.label}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
