@@ -158,11 +158,29 @@ def _init_worker(model: str | None, options: dict[str, Any]) -> None:
     _WORKER["options"] = options
 
 
+def _init_pool_worker(model: str | None, options: dict[str, Any]) -> None:
+    # A pool worker whose initialiser raises is restarted forever: keep the error instead.
+    try:
+        _WORKER.pop("error", None)
+        _init_worker(model, options)
+    except Exception as error:  # reported per photo by _run
+        _WORKER["error"] = f"could not start a worker: {' '.join(str(error).split())}"
+
+
+def _check_model(model: str | None) -> None:
+    """Load the classifier once here so a bad model is one clear error, not one per worker."""
+    from vision.classify import CardClassifier
+
+    CardClassifier(model)
+
+
 def _run(job: PhotoJob) -> PhotoOutcome:
     import cv2
 
     from vision.pipeline import process_photo
 
+    if "error" in _WORKER:
+        return PhotoOutcome(job.photo, error=f"{job.photo}: {_WORKER['error']}")
     try:
         done = process_photo(
             job.photo, _WORKER["classifier"], draw=job.output is not None, **_WORKER["options"]
@@ -214,12 +232,10 @@ def process_photos(
         return
     import multiprocessing
 
-    # Check the model loads before starting workers, so a bad model is one clear error.
-    from vision.models import load_model_info
-
-    load_model_info(model)
+    _check_model(str(model) if model else None)
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     workers = max(1, min(jobs_n, len(jobs), os.cpu_count() or 1))
-    with context.Pool(workers, _init_worker, (str(model) if model else None, options)) as pool:
+    init_args = (str(model) if model else None, options)
+    with context.Pool(workers, _init_pool_worker, init_args) as pool:
         yield from pool.imap(_run, jobs, chunksize=1)

@@ -1,0 +1,177 @@
+"""``setvision photo`` through typer's CliRunner, with a fake classifier and detector.
+
+The photos are synthetic tables (:func:`tests._pipeline_fakes.table_frame`) written as JPEG; the
+classifier reads them from their ink (:class:`~tests._pipeline_fakes.InkReader`) and the detector
+finds their white rectangles, so these tests exercise loading, the pipeline, drawing, file
+handling, output formats and exit codes, not the model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import vision.batch
+import vision.pipeline
+from vision.cards import parse_card
+from vision.cli import app
+
+from ._pipeline_fakes import InkReader, box_detector, table_frame
+
+pytest.importorskip("vision.io", reason="vision.io (load_image) not there yet")
+
+SET_CARDS = [parse_card(t) for t in (
+    "1 red solid oval", "2 green solid ovals", "3 purple solid ovals", "2 red solid ovals",
+)]  # fmt: skip
+NO_SET = [parse_card(t) for t in ("1 red solid oval", "2 red solid ovals", "1 green solid oval")]
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    def init(model: str | None, options: dict) -> None:
+        vision.batch._WORKER["classifier"] = InkReader()
+        vision.batch._WORKER["options"] = options
+
+    monkeypatch.setattr(vision.batch, "_init_worker", init)
+    monkeypatch.setattr(vision.batch, "_check_model", lambda model: None)
+    monkeypatch.setattr(vision.pipeline, "_default_detector", lambda: box_detector)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+
+
+def photo(path: Path, cards: list = SET_CARDS) -> Path:
+    frame, _ = table_frame(cards, width=960, height=540)
+    cv2.imwrite(str(path), frame, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    return path
+
+
+def run(*args: str):
+    return runner.invoke(app, ["photo", *args])
+
+
+def test_text_output_and_annotated_copy(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "4 cards, 1 SET" in out
+    assert "2 green solid ovals" in out and "row 1, col 2" in out
+    assert "SET 1: #1 1 red solid oval + #2 2 green solid ovals + #3 3 purple solid ovals" in out
+    written = tmp_path / "table.sets.jpg"
+    assert written.is_file() and f"annotated copy: {written}" in out
+    image = cv2.imread(str(written))
+    assert image.shape == (540, 960, 3)
+
+
+def test_never_overwrites_without_force(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    assert run(str(src)).exit_code == 0
+    before = (tmp_path / "table.sets.jpg").stat().st_mtime_ns
+    again = run(str(src))
+    assert again.exit_code == 2
+    assert "exists; use --force" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "table.sets.jpg").stat().st_mtime_ns == before
+    assert run(str(src), "--force").exit_code == 0
+
+
+def test_json_schema(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), "--json", "--no-image")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["image"] == str(src) and (obj["width"], obj["height"]) == (960, 540)
+    assert not (tmp_path / "table.sets.jpg").exists()
+    types = {"id": int, "count": int, "colour": str, "shape": str, "fill": str, "label": str,
+             "confidence": float, "corners": list}  # fmt: skip
+    for k, card in enumerate(obj["cards"], 1):
+        for key, kind in types.items():
+            assert isinstance(card[key], kind), key
+        assert card["id"] == k and card["count"] in (1, 2, 3)
+        assert card["colour"] in ("red", "green", "purple")
+        assert card["shape"] in ("oval", "diamond", "squiggle")
+        assert card["fill"] in ("solid", "striped", "open")
+        assert np.array(card["corners"]).shape == (4, 2)
+    assert [c["label"] for c in obj["cards"]] == [c.label for c in SET_CARDS]
+    assert obj["sets"] == [[1, 2, 3]]
+    assert {"load", "detect", "warp", "classify", "colour", "rules"} <= set(obj["timings_ms"])
+    assert all(isinstance(v, float) for v in obj["timings_ms"].values())
+
+
+def test_no_set_verdict(tmp_path: Path) -> None:
+    result = run(str(photo(tmp_path / "t.png", NO_SET)))
+    assert result.exit_code == 0
+    assert "no SET on the table: deal 3 more cards" in result.stdout
+
+
+def test_no_cards_found(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.jpg"
+    cv2.imwrite(str(blank), np.full((300, 400, 3), (40, 90, 30), np.uint8))
+    result = run(str(blank))
+    assert result.exit_code == 0
+    assert "no cards found" in result.stdout
+
+
+def test_unreadable_file_is_one_line_and_non_zero(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"this is not a jpeg")
+    result = run(str(bad))
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "bad.jpg" in result.stderr
+    missing = run(str(tmp_path / "nope.jpg"))
+    assert missing.exit_code == 2 and "nope.jpg" in missing.stderr
+
+
+def test_folder_with_one_corrupt_photo(tmp_path: Path) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    photo(folder / "c.png", NO_SET)
+    (folder / "b.jpg").write_bytes(b"\xff\xd8\xff\xe0 broken")
+    (folder / "notes.txt").write_text("not a photo")
+    result = run(str(folder), "--json")
+    assert result.exit_code == 2
+    images = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
+    assert images == [str(folder / "a.jpg"), str(folder / "c.png")]
+    assert "b.jpg" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert (folder / "a.sets.jpg").is_file() and (folder / "c.sets.jpg").is_file()
+    # Running again on the folder does not read its own annotated copies.
+    again = run(str(folder), "--json", "--no-image")
+    assert len(again.stdout.strip().splitlines()) == 2
+
+
+def test_out_file_and_folder(tmp_path: Path) -> None:
+    a, b = photo(tmp_path / "a.jpg"), photo(tmp_path / "b.jpg", NO_SET)
+    single = tmp_path / "mine.png"
+    assert run(str(a), "--out", str(single)).exit_code == 0
+    assert single.is_file()
+    folder = tmp_path / "annotated"
+    result = run(str(a), str(b), "--out", str(folder))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in folder.iterdir()) == ["a.sets.jpg", "b.sets.jpg"]
+    assert "2 of 2 photos processed" in result.stdout
+
+
+def test_show_without_display_says_so(tmp_path: Path) -> None:
+    result = run(str(photo(tmp_path / "t.jpg")), "--show")
+    assert result.exit_code == 0
+    assert "--show" in result.stderr and "t.sets.jpg" in result.stderr
+
+
+def test_process_pool(tmp_path: Path) -> None:
+    for name in "abc":
+        photo(tmp_path / f"{name}.jpg")
+    result = run(str(tmp_path), "--jobs", "2", "--json", "--no-image")
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
+    assert [Path(o["image"]).name for o in lines] == ["a.jpg", "b.jpg", "c.jpg"]
+    assert all(len(o["sets"]) == 1 for o in lines)
