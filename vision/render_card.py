@@ -54,7 +54,7 @@ INK_HUES: Final[dict[Colour, tuple[float, float]]] = {
 _INK_SV: Final[dict[Colour, tuple[tuple[float, float], tuple[float, float]]]] = {
     Colour.RED: ((0.78, 1.0), (0.72, 0.95)),
     Colour.GREEN: ((0.7, 1.0), (0.42, 0.72)),
-    Colour.PURPLE: ((0.6, 0.95), (0.35, 0.62)),
+    Colour.PURPLE: ((0.6, 0.95), (0.4, 0.66)),
 }
 
 
@@ -133,14 +133,14 @@ def sample_style(rng: np.random.Generator) -> CardStyle:
         symbol_width=rng.uniform(0.62, 0.73),
         symbol_aspect=rng.uniform(1.85, 2.25),
         pitch=rng.uniform(0.27, 0.32),
-        stroke=rng.uniform(0.014, 0.026),
-        stripe_pitch=rng.uniform(0.021, 0.032),
-        stripe_width=rng.uniform(0.25, 0.5),
+        stroke=rng.uniform(0.012, 0.022),
+        stripe_pitch=rng.uniform(0.02, 0.03),
+        stripe_width=rng.uniform(0.15, 0.35),
         corner_radius=rng.uniform(0.045, 0.085),
         squiggle_bulge=rng.uniform(0.1, 0.5),
         diamond_round=rng.uniform(0.0, 0.03),
         ink_spread=rng.uniform(0.0, 0.004),
-        misregistration=rng.uniform(0.0, 0.003),
+        misregistration=rng.uniform(0.0, 1.0) ** 2 * 0.003,
         print_offset=rng.uniform(0.0, 0.02),
         paper_grain=rng.uniform(0.5, 4.0),
     )
@@ -165,10 +165,10 @@ def _squiggle_unit(bulge: float, n: int) -> npt.NDArray[np.float64]:
     """Closed squiggle outline (point-symmetric, left end low, right end high in image axes)."""
     dip = -0.36 + 0.14 * bulge  # y of the dip in the top edge (higher = more pinched waist)
     segments = [
-        ((-0.98, 0.05), (-0.98, -0.3), (-0.75, -0.45), (-0.4, -0.45)),  # left end up to hump
-        ((-0.4, -0.45), (-0.1, -0.45), (0.0, dip), (0.25, dip)),  # hump down to the dip
-        ((0.25, dip), (0.45, dip), (0.5, -0.5), (0.75, -0.5)),  # dip up to the right top
-        ((0.75, -0.5), (0.95, -0.5), (0.98, -0.3), (0.98, -0.05)),  # round the right end
+        ((-0.98, 0.16), (-0.99, -0.15), (-0.8, -0.45), (-0.45, -0.45)),  # left end up to hump
+        ((-0.45, -0.45), (-0.15, -0.45), (0.0, dip), (0.25, dip)),  # hump down to the dip
+        ((0.25, dip), (0.45, dip), (0.5, -0.5), (0.72, -0.5)),  # dip up to the right top
+        ((0.72, -0.5), (0.9, -0.5), (0.98, -0.4), (0.98, -0.16)),  # round the right end
     ]
     half = [_bezier(*s, n) for s in segments]
     top = np.concatenate(half)

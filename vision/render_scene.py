@@ -154,7 +154,7 @@ def _layout(n: int, rng: np.random.Generator, layout: str, touching: bool) -> li
     if layout != "loose":
         raise ValueError(f"layout: expected 'grid' or 'loose', got {layout!r}")
     out: list[_Placement] = []
-    side = np.sqrt(n) * 1.9
+    side = np.sqrt(n) * 1.55
     radius = 0.5 * np.hypot(1.0, ch)
     min_dist = 2 * radius * (0.82 if touching else 1.02)
     for _ in range(n):
@@ -241,6 +241,8 @@ def render_table(
     if len(cards) == 0:
         raise ValueError("cards: expected at least one card")
     W, H = int(size[0]), int(size[1])
+    if distractors > 0:  # leave room beside the cards
+        margin = max(margin, 0.18)
     style = style if style is not None else sample_style(rng)
     places = _layout(len(cards), rng, layout, touching)
     ch = 1.0 / CARD_ASPECT
@@ -264,17 +266,20 @@ def render_table(
                                 borderMode=cv2.BORDER_REFLECT).astype(np.float32)  # fmt: skip
 
     # Distractors in free space on the plane.
-    placed = [np.array(p.centre) for p in places]
+    placed = [(np.array(p.centre), 0.5 * np.hypot(1.0, ch)) for p in places]
+    to_plane = np.linalg.inv(hom)
     for _ in range(distractors):
         kind = "note" if rng.random() < 0.5 else "phone"
-        obj_w = rng.uniform(0.9, 1.3) if kind == "note" else rng.uniform(1.0, 1.3)
-        for _try in range(100):
-            pos = lo + rng.uniform(-0.6, 1.6, 2) * (hi - lo)
-            if all(np.hypot(*(pos - q)) > 1.6 * ch for q in placed):
+        obj_w = rng.uniform(1.2, 1.45) if kind == "note" else rng.uniform(1.1, 1.35)
+        radius = 0.5 * obj_w * (1.42 if kind == "note" else 2.3)
+        for _try in range(200):
+            at = (rng.uniform(0.02, 0.98, 2) * np.array([W, H])).astype(np.float32)
+            pos = _apply_h(to_plane, at[None])[0].astype(np.float64)
+            if all(np.hypot(*(pos - q)) > r + radius for q, r in placed):
                 break
         else:
             continue
-        placed.append(pos)
+        placed.append((pos, radius))
         img, mask = _distractor(rng, kind, 200)
         a = rng.uniform(0, 2 * np.pi)
         c, s = np.cos(a), np.sin(a)
