@@ -1,0 +1,216 @@
+"""Card detection on synthetic frames with exactly known corners.
+
+Each frame is rendered here: white rounded-corner cards (57 x 89 mm) with coloured symbols are
+mapped into the frame through a homography, on dark, textured or light backgrounds, with
+distractors (a square sticky note, a long blank envelope) and cards cut by the frame edge.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.detect import CardDetections, find_cards, order_corners
+from vision.warp import warp_cards
+
+CARD_W, CARD_H = 228, 356  # 4 px per mm
+
+
+def render_card(colour=(40, 40, 220), count=2, solid=True) -> tuple[np.ndarray, np.ndarray]:
+    """(card BGR image, mask) of one portrait card, CARD_H x CARD_W, rounded corners masked."""
+    card = np.full((CARD_H, CARD_W, 3), 245, np.uint8)
+    mask = np.zeros((CARD_H, CARD_W), np.uint8)
+    r = 14
+    cv2.rectangle(mask, (r, 0), (CARD_W - 1 - r, CARD_H - 1), 255, -1)
+    cv2.rectangle(mask, (0, r), (CARD_W - 1, CARD_H - 1 - r), 255, -1)
+    for cx in (r, CARD_W - 1 - r):
+        for cy in (r, CARD_H - 1 - r):
+            cv2.circle(mask, (cx, cy), r, 255, -1)
+    ys = {1: [0.5], 2: [0.36, 0.64], 3: [0.25, 0.5, 0.75]}[count]
+    for fy in ys:
+        centre = (CARD_W // 2, int(fy * CARD_H))
+        thick = -1 if solid else 5
+        cv2.ellipse(card, centre, (70, 28), 0, 0, 360, colour, thick)
+    return card, mask
+
+
+def card_corners() -> np.ndarray:
+    return np.array(
+        [[0, 0], [CARD_W - 1, 0], [CARD_W - 1, CARD_H - 1], [0, CARD_H - 1]], np.float32
+    )
+
+
+def paste(frame: np.ndarray, image: np.ndarray, mask: np.ndarray, quad: np.ndarray) -> None:
+    """Map ``image`` (with ``mask``) onto ``frame`` so its corners land on ``quad`` (in place)."""
+    h, w = image.shape[:2]
+    src = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    hom = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    size = (frame.shape[1], frame.shape[0])
+    warped = cv2.warpPerspective(image, hom, size, flags=cv2.INTER_AREA)
+    alpha = cv2.warpPerspective(mask, hom, size, flags=cv2.INTER_LINEAR).astype(np.float32)
+    alpha = alpha[..., None] / 255.0
+    frame[:] = (frame * (1 - alpha) + warped * alpha).astype(np.uint8)
+
+
+def rect_quad(cx, cy, height, angle_deg, aspect=57 / 89) -> np.ndarray:
+    """TL, TR, BR, BL of an upright-portrait rectangle rotated by ``angle_deg`` (clockwise)."""
+    w, h = height * aspect, height
+    pts = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    a = np.deg2rad(angle_deg)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    return (pts @ rot.T + [cx, cy]).astype(np.float32)
+
+
+def tilt(quad: np.ndarray, strength: float, centre) -> np.ndarray:
+    """Apply a perspective (table tilted away from the camera) around ``centre``."""
+    c = np.asarray(centre, np.float64)
+    p = quad.astype(np.float64) - c
+    scale = 1.0 / (1.0 + strength * p[:, 1:2] / 1000.0)
+    return (p * scale * [1.0, 0.8] + c).astype(np.float32)
+
+
+def background(kind: str, h=720, w=1280, seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "dark":
+        return np.full((h, w, 3), (40, 45, 50), np.uint8)
+    if kind == "wood":
+        x = np.arange(w)[None, :] + 12 * np.sin(np.arange(h)[:, None] / 37.0)
+        grain = 25 * np.sin(x / 9.0) + rng.normal(0, 6, (h, w))
+        base = np.array([60, 120, 180], np.float32)  # BGR orange-brown
+        return np.clip(base + grain[..., None] * [0.4, 0.7, 1.0], 0, 255).astype(np.uint8)
+    if kind == "carpet":
+        noise = rng.normal(0, 28, (h, w, 1))
+        return np.clip(np.array([110, 120, 130]) + noise, 0, 255).astype(np.uint8)
+    if kind == "light":  # white desk, low contrast, with a soft light gradient
+        ramp = np.linspace(0, 18, w)[None, :, None]
+        return np.clip(
+            np.full((h, w, 3), 198.0) + ramp + rng.normal(0, 2, (h, w, 3)), 0, 255
+        ).astype(np.uint8)
+    raise ValueError(kind)
+
+
+def scene(kind: str, quads: list[np.ndarray], h=720, w=1280, shade=True) -> np.ndarray:
+    frame = background(kind, h, w)
+    card, mask = render_card()
+    for q in quads:
+        if shade:  # a faint drop shadow, as real cards cast on the table
+            sh = np.zeros(frame.shape[:2], np.uint8)
+            cv2.fillConvexPoly(sh, (q + 2).astype(np.int32), 255)
+            sh = cv2.GaussianBlur(sh, (9, 9), 0).astype(np.float32)[..., None] / 255
+            frame[:] = (frame * (1 - 0.25 * sh)).astype(np.uint8)
+        paste(frame, card, mask, q)
+    return frame
+
+
+def match(found: CardDetections, truth: list[np.ndarray], tol: float) -> None:
+    """Every true card found once with all four corners in order within ``tol`` px."""
+    assert len(found) == len(truth), f"expected {len(truth)} cards, found {len(found)}"
+    for q in truth:
+        want = order_corners(q[None])[0]
+        errs = [np.abs(f - want).max() for f in found.corners]
+        assert min(errs) <= tol, f"corner error {min(errs):.1f} px > {tol} for {want.tolist()}"
+
+
+@pytest.mark.parametrize("kind", ["dark", "wood", "carpet", "light"])
+def test_single_card_backgrounds(kind):
+    truth = [rect_quad(640, 360, 300, 12)]
+    match(find_cards(scene(kind, truth)), truth, 2.5)
+
+
+@pytest.mark.parametrize("angle", [0, 33, 90, 135, 200, 270, 310])
+def test_rotation_ordering(angle):
+    truth = [rect_quad(640, 360, 280, angle)]
+    found = find_cards(scene("dark", truth))
+    match(found, truth, 2.5)
+    c = found.corners[0].astype(np.float64)
+    short = np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[3] - c[2])
+    long = np.linalg.norm(c[2] - c[1]) + np.linalg.norm(c[0] - c[3])
+    assert long > 1.3 * short  # portrait: TL-TR is a short edge
+    cross = (c[1, 0] - c[0, 0]) * (c[2, 1] - c[1, 1]) - (c[1, 1] - c[0, 1]) * (c[2, 0] - c[1, 0])
+    assert cross > 0  # clockwise on screen, so the crop is not mirrored
+    key = c[:, 1] + 0.05 * c[:, 0]
+    assert key[0] + key[1] <= key[2] + key[3]  # the top short edge is TL-TR
+
+
+def test_order_corners_rule():
+    q = np.array([[10, 200], [10, 10], [130, 10], [130, 200]], np.float32)  # any order
+    out = order_corners(q[None])[0]
+    np.testing.assert_allclose(out, [[10, 10], [130, 10], [130, 200], [10, 200]])
+    landscape = np.array([[0, 0], [300, 0], [300, 190], [0, 190]], np.float32)
+    out = order_corners(landscape[None])[0]
+    assert np.linalg.norm(out[1] - out[0]) < np.linalg.norm(out[2] - out[1])
+
+
+def test_perspective_grid_of_twelve():
+    truth = []
+    for r in range(3):
+        for c in range(4):
+            q = rect_quad(330 + c * 200, 170 + r * 200, 170, 3 * (r - c))
+            truth.append(tilt(q, 0.45, (640, 360)))
+    match(find_cards(scene("wood", truth)), truth, 3.0)
+
+
+@pytest.mark.parametrize("gap", [0, 2])
+def test_touching_pair_is_split(gap):
+    h = 300
+    w = h * 57 / 89
+    left = rect_quad(640 - (w + gap) / 2, 360, h, 0)
+    right = rect_quad(640 + (w + gap) / 2, 360, h, 0)
+    match(find_cards(scene("dark", [left, right], shade=False)), [left, right], 3.0)
+
+
+def test_distractors_rejected():
+    frame = scene("carpet", [])
+    truth = [rect_quad(900, 360, 280, -8)]
+    # A square yellow sticky note and a long blank envelope, both paper-like.
+    note = np.full((200, 200, 3), (80, 220, 240), np.uint8)
+    paste(frame, note, np.full((200, 200), 255, np.uint8), rect_quad(250, 200, 180, 10, 1.0))
+    env = np.full((200, 440, 3), 240, np.uint8)
+    paste(frame, env, np.full((200, 440), 255, np.uint8), rect_quad(400, 520, 400, 80, 0.45))
+    card, mask = render_card()
+    paste(frame, card, mask, truth[0])
+    match(find_cards(frame), truth, 2.5)
+
+
+def test_card_cut_by_frame_edge_not_reported_as_whole():
+    cut = rect_quad(40, 360, 300, 0)  # half outside the left edge
+    whole = rect_quad(700, 360, 300, 5)
+    found = find_cards(scene("dark", [cut, whole]))
+    match(found.whole(), [whole], 2.5)
+
+
+def test_empty_and_tiny_frames():
+    assert len(find_cards(background("wood"))) == 0
+    assert len(find_cards(np.zeros((8, 8, 3), np.uint8))) == 0
+
+
+def test_large_frame_corners_refined():
+    truth = [rect_quad(2000, 1500, 1800, 20), rect_quad(3100, 1500, 1500, -10)]
+    frame = scene("dark", truth, h=3000, w=4000)
+    found = find_cards(frame)
+    match(found, truth, 3.0)
+    crops = warp_cards(frame, found.corners)
+    assert crops.shape == (2, 250, 160, 3)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="expected"):
+        find_cards(np.zeros((100, 100), np.uint8))
+    with pytest.raises(ValueError, match="uint8"):
+        find_cards(np.zeros((100, 100, 3), np.float32))
+
+
+def test_detections_validation():
+    empty = CardDetections.empty()
+    assert len(empty) == 0 and empty.corners.shape == (0, 4, 2)
+    with pytest.raises(ValueError, match="corners"):
+        CardDetections(np.zeros((2, 3, 2), np.float32), np.zeros(2, np.float32), np.zeros(2, bool))
+    with pytest.raises(ValueError, match="scores"):
+        CardDetections(np.zeros((2, 4, 2), np.float32), np.zeros(3, np.float32), np.zeros(2, bool))
+    with pytest.raises(ValueError, match="scores"):
+        CardDetections(
+            np.zeros((1, 4, 2), np.float32), np.full(1, 2.0, np.float32), np.zeros(1, bool)
+        )
+    with pytest.raises(ValueError, match="partial"):
+        CardDetections(np.zeros((1, 4, 2), np.float32), np.zeros(1, np.float32), np.zeros(1, int))
