@@ -8,8 +8,8 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
   and an orange outline when the card is uncertain, a magenta tag when it is a duplicate reading.
 * Every SET: its own colour (evenly spaced hues); a card in several SETs gets one nested outline
   per SET, each inset a little further, so all its SETs stay visible.
-* A legend in the top-left corner lists the SETs with their colours, or says
-  "no SET: deal 3 more cards".
+* A legend in the image corner covering the fewest cards lists the SETs with their colours
+  (the first 12 are drawn and listed, then "+ n more"), or says "no SET: deal 3 more cards".
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ def _text_box(
     x0 = int(np.clip(centre[0] - box_w / 2, 0, max(w - box_w, 0)))
     y0 = int(np.clip(centre[1] - box_h / 2, 0, max(h - box_h, 0)))
     roi = image[y0 : y0 + box_h, x0 : x0 + box_w]
-    roi[:] = (0.25 * roi + 0.75 * np.array(background, np.float32)).astype(np.uint8)
+    tint = np.full_like(roi, 0)
+    tint[:] = background
+    cv2.addWeighted(roi, 0.25, tint, 0.75, 0.0, dst=roi)
     for k, line in enumerate(lines):
         (tw, th), base = sizes[k]
         x = x0 + (box_w - tw) // 2
@@ -107,7 +109,8 @@ def draw_table(frame: npt.NDArray[np.uint8], table: Table) -> npt.NDArray[np.uin
     else:
         card_w = 100.0 * unit
     line = max(1, round(min(2.5 * unit, card_w / 40)))
-    palette = set_colours(len(table.sets))
+    shown = table.sets[:_LEGEND_LINES]  # the SETs drawn are the SETs listed in the legend
+    palette = set_colours(len(shown))
 
     # Card outlines: black under white so they read on any background.
     for quad in corners:
@@ -118,7 +121,7 @@ def draw_table(frame: npt.NDArray[np.uint8], table: Table) -> npt.NDArray[np.uin
     # SET outlines: the k-th SET of a card is inset by k widths.
     set_line = max(2, round(min(4 * unit, card_w / 25)))
     depth = np.zeros(n, int)
-    for colour, triple in zip(palette, table.sets):
+    for colour, triple in zip(palette, shown):
         for i in triple:
             inset = set_line * (0.5 + 1.3 * depth[i]) + line
             pts = _inset(corners[i], inset)
@@ -183,7 +186,7 @@ def _legend(
     box_w, box_h = min(box_w, w), min(box_h, h)
     x0, y0 = _legend_corner(np.asarray(table.corners, np.float32), w, h, box_w, box_h)
     roi = out[y0 : y0 + box_h, x0 : x0 + box_w]
-    roi[:] = (0.3 * roi).astype(np.uint8)
+    cv2.convertScaleAbs(roi, dst=roi, alpha=0.3)
     for k, (text, colour) in enumerate(lines):
         y = y0 + pad + line_h * k
         x = x0 + pad
@@ -203,7 +206,13 @@ def _legend_corner(
     options = [(0, 0), (w - box_w, 0), (0, h - box_h), (w - box_w, h - box_h)]
     if len(corners) == 0:
         return options[0]
-    mask = np.zeros((h, w), np.uint8)
-    cv2.fillPoly(mask, [np.round(q).astype(np.int32) for q in corners], 1)
-    covered = [int(mask[y : y + box_h, x : x + box_w].sum()) for x, y in options]
+    f = min(1.0, 400.0 / max(h, w))  # judge on a small mask: cheap at 12 MP
+    mask = np.zeros((max(1, round(h * f)), max(1, round(w * f))), np.uint8)
+    cv2.fillPoly(mask, [np.round(q * f).astype(np.int32) for q in corners], 1)
+    covered = [
+        int(
+            mask[round(y * f) : round((y + box_h) * f), round(x * f) : round((x + box_w) * f)].sum()
+        )
+        for x, y in options
+    ]
     return options[int(np.argmin(covered))]
