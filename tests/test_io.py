@@ -1,0 +1,179 @@
+"""Photo loading: orientation, formats, and errors for bad files."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.errors import SetVisionError
+from vision.io import image_size, list_images, load_image
+
+
+def half_red(h=40, w=60) -> np.ndarray:
+    img = np.full((h, w, 3), 255, np.uint8)
+    img[:, : w // 2] = (0, 0, 255)  # left half red (BGR)
+    return img
+
+
+def encode(img: np.ndarray, ext: str = ".jpg") -> bytes:
+    ok, buf = cv2.imencode(ext, img)
+    assert ok
+    return buf.tobytes()
+
+
+def with_exif_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """Insert a minimal EXIF APP1 block (one IFD entry: Orientation) after the SOI marker."""
+    ifd = struct.pack("<H", 1) + struct.pack("<HHIHH", 0x0112, 3, 1, orientation, 0)
+    tiff = b"II*\x00" + struct.pack("<I", 8) + ifd + struct.pack("<I", 0)
+    app1 = b"Exif\x00\x00" + tiff
+    return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:]
+
+
+def is_red(px) -> bool:
+    return px[2] > 180 and px[0] < 80 and px[1] < 80
+
+
+def test_jpeg_from_path_and_bytes(tmp_path: Path):
+    data = encode(half_red())
+    path = tmp_path / "photo.jpg"
+    path.write_bytes(data)
+    for src in (path, str(path), data, bytearray(data), memoryview(data)):
+        img = load_image(src)
+        assert img.shape == (40, 60, 3) and img.dtype == np.uint8
+        assert is_red(img[20, 5]) and not is_red(img[20, 55])
+
+
+@pytest.mark.parametrize(
+    ("orientation", "shape", "red_at"),
+    [
+        (1, (40, 60), (20, 5)),
+        (3, (40, 60), (20, 55)),
+        (6, (60, 40), (5, 20)),
+        (8, (60, 40), (55, 20)),
+    ],
+)
+def test_exif_orientation_applied(orientation, shape, red_at):
+    img = load_image(with_exif_orientation(encode(half_red()), orientation))
+    assert img.shape[:2] == shape
+    assert is_red(img[red_at])
+
+
+def test_png_alpha_composited_on_white():
+    rgba = np.zeros((10, 12, 4), np.uint8)
+    rgba[..., 2] = 255  # red where opaque
+    rgba[:, 6:, 3] = 255
+    img = load_image(encode(rgba, ".png"))
+    assert img.shape == (10, 12, 3)
+    assert (img[:, :6] == 255).all()  # transparent: white, as a viewer shows it
+    assert is_red(img[5, 9])
+
+
+def test_png_16bit_and_greyscale():
+    grey16 = np.full((8, 9), 40000, np.uint16)
+    img = load_image(encode(grey16, ".png"))
+    assert img.shape == (8, 9, 3) and img.dtype == np.uint8
+    assert abs(int(img[0, 0, 0]) - 40000 // 256) <= 1
+    grey8 = np.full((8, 9), 77, np.uint8)
+    img = load_image(encode(grey8, ".png"))
+    assert img.shape == (8, 9, 3) and (img == 77).all()
+    bgr16 = np.zeros((5, 5, 3), np.uint16)
+    bgr16[..., 2] = 65535
+    assert is_red(load_image(encode(bgr16, ".png"))[2, 2])
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_image(tmp_path / "nope.jpg")
+
+
+def test_directory(tmp_path: Path):
+    with pytest.raises(SetVisionError, match="folder"):
+        load_image(tmp_path)
+
+
+def test_empty_file(tmp_path: Path):
+    path = tmp_path / "empty.jpg"
+    path.write_bytes(b"")
+    with pytest.raises(SetVisionError, match="empty"):
+        load_image(path)
+    with pytest.raises(SetVisionError, match="empty"):
+        load_image(b"")
+
+
+def test_truncated_jpeg(tmp_path: Path):
+    data = encode(np.random.default_rng(0).integers(0, 255, (200, 300, 3), dtype=np.uint8))
+    path = tmp_path / "cut.jpg"
+    for keep in (len(data) // 2, len(data) - 2):
+        path.write_bytes(data[:keep])
+        with pytest.raises(SetVisionError, match="truncated"):
+            load_image(path)
+
+
+def test_truncated_png():
+    data = encode(half_red(), ".png")
+    with pytest.raises(SetVisionError, match="truncated or corrupt"):
+        load_image(data[: len(data) // 2])
+
+
+def test_text_renamed_jpg(tmp_path: Path):
+    path = tmp_path / "notes.jpg"
+    path.write_text("these are my notes, not a photo\n" * 10)
+    with pytest.raises(SetVisionError, match="not an image"):
+        load_image(path)
+
+
+def test_heic_named(tmp_path: Path):
+    path = tmp_path / "IMG_0001.HEIC"
+    path.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
+    with pytest.raises(SetVisionError, match="HEIC"):
+        load_image(path)
+
+
+def test_decompression_bomb_refused_before_decoding():
+    # A valid small PNG whose header is rewritten to declare 60000 x 60000 pixels.
+    data = bytearray(encode(half_red(), ".png"))
+    data[16:24] = struct.pack(">II", 60000, 60000)
+    with pytest.raises(SetVisionError, match="3600 MP"):
+        load_image(bytes(data))
+    # Same for JPEG: patch the SOF0 height/width.
+    jpeg = bytearray(encode(half_red()))
+    sof = jpeg.find(b"\xff\xc0")
+    jpeg[sof + 5 : sof + 9] = struct.pack(">HH", 65000, 65000)
+    with pytest.raises(SetVisionError, match="MP limit"):
+        load_image(bytes(jpeg))
+    # A real image over a caller's lower limit.
+    with pytest.raises(SetVisionError, match="limit"):
+        load_image(encode(half_red()), max_pixels=1000)
+
+
+def test_too_many_bytes(tmp_path: Path):
+    path = tmp_path / "big.jpg"
+    path.write_bytes(encode(half_red()))
+    with pytest.raises(SetVisionError, match="too large"):
+        load_image(path, max_bytes=100)
+
+
+def test_image_size_headers():
+    img = half_red(33, 71)
+    for ext in (".png", ".jpg", ".bmp", ".webp"):
+        assert image_size(encode(img, ext)) == (71, 33), ext
+    assert image_size(b"plain text") is None
+
+
+def test_list_images(tmp_path: Path):
+    for name in ("b.JPG", "a.png", "c.txt", ".hidden.jpg", "d.jpeg"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "e.webp").write_bytes(b"x")
+    assert [p.name for p in list_images(tmp_path)] == ["a.png", "b.JPG", "d.jpeg"]
+    assert [p.name for p in list_images(tmp_path, recursive=True)] == [
+        "a.png", "b.JPG", "d.jpeg", "e.webp"
+    ]  # fmt: skip
+    with pytest.raises(FileNotFoundError):
+        list_images(tmp_path / "missing")
+    with pytest.raises(SetVisionError, match="not a folder"):
+        list_images(tmp_path / "a.png")

@@ -1,0 +1,275 @@
+"""Load photos as a person sees them, with errors a user can act on.
+
+:func:`load_image` returns a BGR uint8 (H, W, 3) frame from a path or from encoded bytes:
+
+- EXIF orientation is applied (``cv2.IMREAD_COLOR`` does this; verified by a test with a
+  hand-made EXIF block), so a portrait phone photo comes out portrait;
+- greyscale becomes 3-channel BGR, 16-bit images are scaled to 8 bits (OpenCV divides by 256);
+- a PNG/WebP with transparency is composited over white, as viewers show it (such images are
+  decoded without EXIF orientation, which they practically never carry);
+- the pixel dimensions declared in the header (JPEG, PNG, BMP, GIF, WebP) are checked *before*
+  decoding, so a decompression bomb (a small file declaring a gigapixel image) fails with a
+  message instead of exhausting memory; other formats rely on OpenCV's own limit
+  (``OPENCV_IO_MAX_IMAGE_PIXELS``, 2^30 pixels by default);
+- missing, empty, truncated, directory and non-image inputs raise ``FileNotFoundError`` or
+  :class:`~vision.errors.SetVisionError` naming the file and what to do.
+
+:func:`list_images` lists the photos in a folder (extensions in :data:`IMAGE_EXTENSIONS`).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.errors import SetVisionError
+
+__all__ = [
+    "IMAGE_EXTENSIONS",
+    "MAX_BYTES",
+    "MAX_PIXELS",
+    "ImageSource",
+    "image_size",
+    "list_images",
+    "load_image",
+]
+
+#: File name extensions (lower case) that :func:`list_images` picks up; all decodable by OpenCV.
+IMAGE_EXTENSIONS: Final = frozenset(
+    {".jpg", ".jpeg", ".jpe", ".png", ".bmp", ".dib", ".webp", ".tif", ".tiff", ".pbm", ".pgm",
+     ".ppm", ".pnm"}
+)  # fmt: skip
+#: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
+MAX_PIXELS: Final = 150_000_000
+#: Default file size limit in bytes (no photo is this large; a video or disk image might be).
+MAX_BYTES: Final = 512 * 1024 * 1024
+
+#: A path (``str`` or ``os.PathLike``) or the encoded file contents.
+ImageSource = str | os.PathLike[str] | bytes | bytearray | memoryview
+
+_HEIF_BRANDS: Final = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
+
+
+def load_image(
+    source: ImageSource, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES
+) -> npt.NDArray[np.uint8]:
+    """Decode a photo into a BGR uint8 frame, oriented as a person sees it.
+
+    Args:
+        source: path to an image file, or its encoded bytes.
+        max_pixels: refuse images whose header declares more pixels than this.
+        max_bytes: refuse files larger than this many bytes.
+
+    Returns:
+        (H, W, 3) uint8 BGR array, EXIF orientation applied (H, W as displayed).
+
+    Raises:
+        FileNotFoundError: if a path does not exist.
+        SetVisionError: if the path is a directory, or the data is empty, too large, truncated,
+            not an image, an unsupported format (HEIC/AVIF), or declares too many pixels.
+    """
+    data, name = _read(source, max_bytes)
+    if not data:
+        raise SetVisionError(f"{name} is empty (0 bytes); it is not a photo")
+    head = bytes(data[:64])
+    if len(head) >= 12 and head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS:
+        raise SetVisionError(
+            f"{name} is a HEIC/HEIF/AVIF image, which OpenCV cannot read; "
+            "export it as JPEG or PNG (on a phone: Settings > Camera > Formats > Most Compatible)"
+        )
+    size = image_size(data)
+    if size is not None:
+        width, height = size
+        if width <= 0 or height <= 0:
+            raise SetVisionError(f"{name} declares an empty image ({width} x {height} pixels)")
+        if width * height > max_pixels:
+            raise SetVisionError(
+                f"{name} declares {width} x {height} pixels ({width * height / 1e6:.0f} MP), "
+                f"more than the {max_pixels / 1e6:.0f} MP limit; resize the photo or raise "
+                "max_pixels if it is genuine"
+            )
+    if _is_jpeg(head) and _jpeg_truncated(data):
+        raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    try:
+        if _has_alpha(data):
+            frame = _decode_alpha(buffer)
+        else:
+            frame = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
+        raise SetVisionError(f"{name} could not be decoded: {str(exc).strip()}") from exc
+    if frame is None:
+        what = "is truncated or corrupt" if size is not None else "is not an image OpenCV can read"
+        raise SetVisionError(
+            f"{name} {what}; supported formats: {', '.join(sorted(IMAGE_EXTENSIONS))}"
+        )
+    if frame.ndim == 2:
+        frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    return np.ascontiguousarray(frame)
+
+
+def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
+    """Image files in ``folder`` (by extension, case-insensitive), sorted by path.
+
+    Hidden files (names starting with ``.``) are skipped.
+
+    Raises:
+        FileNotFoundError: if ``folder`` does not exist.
+        SetVisionError: if ``folder`` is not a directory.
+    """
+    root = Path(folder)
+    if not root.exists():
+        raise FileNotFoundError(f"folder not found: {root}")
+    if not root.is_dir():
+        raise SetVisionError(f"{root} is not a folder; pass a folder of photos")
+    found = root.rglob("*") if recursive else root.iterdir()
+    return sorted(
+        p
+        for p in found
+        if p.suffix.lower() in IMAGE_EXTENSIONS and not p.name.startswith(".") and p.is_file()
+    )
+
+
+def image_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
+    """(width, height) declared by a JPEG, PNG, BMP, GIF or WebP header, without decoding.
+
+    The JPEG size is the stored one (before EXIF orientation). None for other formats or an
+    unreadable header.
+    """
+    head = bytes(data[:32])
+    try:
+        if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
+            return struct.unpack(">II", head[16:24])
+        if _is_jpeg(head):
+            return _jpeg_size(data)
+        if head.startswith(b"BM") and len(head) >= 26:
+            w, h = struct.unpack("<ii", head[18:26])
+            return w, abs(h)
+        if head[:6] in (b"GIF87a", b"GIF89a"):
+            return struct.unpack("<HH", head[6:10])
+        if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+            return _webp_size(bytes(data[:40]))
+    except struct.error:
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _read(source: ImageSource, max_bytes: int) -> tuple[bytes | memoryview, str]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        if len(source) > max_bytes:
+            raise SetVisionError(f"image data is {len(source)} bytes, over the limit {max_bytes}")
+        return memoryview(source).cast("B"), "the image data"
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"image not found: {path}")
+    if path.is_dir():
+        raise SetVisionError(f"{path} is a folder, not a photo; pass an image file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise SetVisionError(
+            f"{path} is {size / 2**20:.0f} MiB, too large for a photo (limit "
+            f"{max_bytes / 2**20:.0f} MiB)"
+        )
+    try:
+        return path.read_bytes(), str(path)
+    except OSError as exc:
+        raise SetVisionError(f"{path} could not be read: {exc.strerror or exc}") from exc
+
+
+def _is_jpeg(head: bytes) -> bool:
+    return head[:3] == b"\xff\xd8\xff"
+
+
+def _jpeg_size(data: bytes | memoryview) -> tuple[int, int] | None:
+    """Size from the first SOF marker; None if the markers cannot be followed."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0x01, *range(0xD0, 0xD9)):  # no length
+            i += 2
+            continue
+        (length,) = struct.unpack(">H", bytes(data[i + 2 : i + 4]))
+        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+            if i + 9 > n:
+                return None
+            h, w = struct.unpack(">HH", bytes(data[i + 5 : i + 9]))
+            return w, h
+        if marker == 0xDA:  # start of scan before any frame header
+            return None
+        i += 2 + length
+    return None
+
+
+def _jpeg_truncated(data: bytes | memoryview) -> bool:
+    """True if no end-of-image marker follows the last start-of-scan marker.
+
+    An EXIF thumbnail has its own end marker near the start of the file, so only an end marker
+    after the main image's last scan counts.
+    """
+    raw = bytes(data) if isinstance(data, memoryview) else data
+    sos = raw.rfind(b"\xff\xda")
+    eoi = raw.rfind(b"\xff\xd9")
+    return sos < 0 or eoi < sos
+
+
+def _webp_size(head: bytes) -> tuple[int, int] | None:
+    chunk = head[12:16]
+    if chunk == b"VP8 " and len(head) >= 30:
+        w, h = struct.unpack("<HH", head[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    if chunk == b"VP8L" and len(head) >= 25:
+        bits = int.from_bytes(head[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X" and len(head) >= 30:
+        return int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1
+    return None
+
+
+def _has_alpha(data: bytes | memoryview) -> bool:
+    """True for a PNG of colour type 4/6 or with a tRNS chunk, or a WebP with alpha."""
+    head = bytes(data[:64])
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 26:
+        if head[25] in (4, 6):
+            return True
+        idat = bytes(data[: 1 << 16]).find(b"IDAT")
+        trns = bytes(data[: 1 << 16]).find(b"tRNS")
+        return 0 <= trns < idat if idat >= 0 else trns >= 0
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP" and head[12:16] == b"VP8X":
+        return bool(head[20] & 0x10)
+    return False
+
+
+def _decode_alpha(buffer: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
+    """Decode with alpha and composite over white (8-bit BGR)."""
+    image = cv2.imdecode(buffer, cv2.IMREAD_UNCHANGED)
+    if image is None:
+        return None
+    if image.dtype == np.uint16:
+        image = (image >> 8).astype(np.uint8)
+    elif image.dtype != np.uint8:
+        image = cv2.normalize(image, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    if image.ndim == 2:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.shape[2] == 3:
+        return image
+    if image.shape[2] == 2:  # grey + alpha
+        grey, alpha = image[..., 0], image[..., 1]
+        colour = cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+    else:
+        colour, alpha = image[..., :3], image[..., 3]
+    a = alpha.astype(np.float32)[..., None] / 255.0
+    return (colour.astype(np.float32) * a + 255.0 * (1.0 - a) + 0.5).astype(np.uint8)
