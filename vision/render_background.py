@@ -24,28 +24,32 @@ def _wood(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
     vertical = rng.random() < 0.5
     if vertical:
         h, w = w, h
-    # Grain runs along x: a 1-D profile across y, stretched along x, then warped by noise.
-    plank = rng.uniform(0.12, 0.35) * max(h, w)
-    light = rng.choice(3, p=[0.4, 0.35, 0.25])
-    base = np.array([[120, 160, 200], [60, 95, 145], [35, 50, 75]][int(light)], np.float32)
+    # Grain runs along x. Each plank has its own tone, ring spacing and figure.
+    plank = rng.uniform(0.15, 0.4) * max(h, w)
+    light = rng.choice(4, p=[0.3, 0.3, 0.25, 0.15])
+    base = np.array(
+        [[120, 165, 205], [70, 110, 160], [45, 70, 110], [165, 192, 212]][int(light)], np.float32
+    )
     base *= rng.uniform(0.85, 1.15, 3).astype(np.float32)
     yy = np.arange(h, dtype=np.float32)[:, None]
-    warp = _smooth_noise(rng, h, w, 4) * rng.uniform(4, 14)
-    y = yy + warp
-    freq = rng.uniform(0.08, 0.25)
-    rings = np.sin(y * freq + 2.0 * _smooth_noise(rng, h, w, 6))
-    streak_src = rng.normal(0, 1, (max(h // 2, 2), max(w // 60, 2))).astype(np.float32)
-    streaks = cv2.resize(streak_src, (w, h), interpolation=cv2.INTER_LINEAR)
-    plank_id = np.floor(y / plank)
-    tones = rng.normal(0, 0.07, int(plank_id.max() - plank_id.min()) + 2).astype(np.float32)
-    tone = tones[(plank_id - plank_id.min()).astype(np.int64)]
-    seam = np.abs((y / plank) % 1.0 - 0.5) > 0.5 - 1.2 / plank
-    shade = 1.0 + 0.08 * rings + 0.06 * streaks + tone
-    shade = np.where(seam, 0.55, shade)
+    offset = rng.uniform(0, plank)
+    plank_id = np.floor((yy + offset) / plank).astype(np.int64)
+    n_planks = int(plank_id.max()) + 1
+    tones = rng.normal(0, 0.08, n_planks).astype(np.float32)
+    periods = rng.uniform(6, 30, n_planks).astype(np.float32)
+    warp = _smooth_noise(rng, h, w, 4) * rng.uniform(3, 12) + _smooth_noise(rng, h, w, 12) * 1.5
+    phase = (yy + warp) / periods[plank_id]
+    late = (phase % 1.0) ** 4  # sharp dark latewood line at the end of each ring
+    fine_src = rng.normal(0, 1, (max(h // 2, 2), max(w // 40, 2))).astype(np.float32)
+    fine = cv2.resize(fine_src, (w, h), interpolation=cv2.INTER_LINEAR)
+    y_in = (yy + offset) % plank
+    seam = (y_in < 1.5) | (y_in > plank - 1.0)
+    shade = 1.0 + tones[plank_id] - 0.22 * late + 0.05 * fine
+    shade = np.where(seam, 0.45, shade)
     out = base[None, None, :] * shade[:, :, None]
     if vertical:
         out = out.transpose(1, 0, 2)
-    return out
+    return np.ascontiguousarray(out)
 
 
 def _cloth(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:

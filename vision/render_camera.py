@@ -79,6 +79,7 @@ def apply_camera(
     strength: float = 0.5,
     *,
     perspective: bool = True,
+    unit: float | None = None,
 ) -> npt.NDArray[np.uint8]:
     """Photograph ``image``: light, lens, sensor and codec effects, each at random.
 
@@ -94,6 +95,9 @@ def apply_camera(
         strength: 0 returns an unchanged copy, 1 is harsh (still readable by a person).
         perspective: allow a small geometric warp; turn off when pixel coordinates must stay
             exact (ground-truth corners of a rendered table).
+        unit: image pixels per classifier-crop pixel, which scales blur radii (a card about
+            ``160 * unit`` pixels wide); by default the image is taken to be crop-sized
+            (``min(H, W) / 250``). Pass the cards' width / 160 for a whole frame.
 
     Returns:
         New (H, W, 3) uint8 BGR image.
@@ -167,7 +171,7 @@ def apply_camera(
     img *= gains
 
     # Lens: defocus, Gaussian or motion blur.
-    scale = min(h, w) / 250.0  # blur radii are relative to a crop-sized image
+    scale = min(h, w) / 250.0 if unit is None else float(unit)  # blur radii in crop pixels
     if chance(0.6):
         kind = rng.choice(["gauss", "defocus", "motion"], p=[0.45, 0.3, 0.25])
         if kind == "gauss":

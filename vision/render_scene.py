@@ -304,7 +304,9 @@ def render_table(
         corners[i] = canonical_corners(_apply_h(card_hom, _quad(cw, chh)))
     out = np.clip(frame, 0, 255).astype(np.uint8)
     if strength > 0:
-        out = apply_camera(out, rng, strength, perspective=False)
+        widths = np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
+        unit = float(np.median(widths)) / CROP_WIDTH
+        out = apply_camera(out, rng, strength, perspective=False, unit=unit)
     return out, corners
 
 
