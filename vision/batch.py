@@ -26,14 +26,14 @@ __all__ = [
     "process_photos",
 ]
 
-#: File name endings treated as photos when a folder is given.
+#: File name endings treated as image files for ``--out`` (a file, not a folder).
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 #: Annotated copies are named ``NAME.sets.jpg``; such files are skipped when listing folders.
 OUTPUT_SUFFIX: Final = ".sets.jpg"
 
 
 def list_photos(paths: Sequence[str | Path]) -> list[Path]:
-    """Expand folders into the photos they hold (sorted, not recursive); keep files as given.
+    """Expand folders into their photos (:func:`vision.io.list_images`); keep files as given.
 
     Annotated copies (``*.sets.jpg``) inside folders are skipped so that running twice on a
     folder does not read its own output.
@@ -42,21 +42,15 @@ def list_photos(paths: Sequence[str | Path]) -> list[Path]:
         FileNotFoundError: if a path does not exist.
         SetVisionError: if a folder holds no photo.
     """
+    from vision.io import list_images
+
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file()
-                and p.suffix.lower() in IMAGE_SUFFIXES
-                and not p.name.lower().endswith(OUTPUT_SUFFIX)
-            )
+            found = [p for p in list_images(path) if not p.name.lower().endswith(OUTPUT_SUFFIX)]
             if not found:
-                raise SetVisionError(
-                    f"{path}: no photos in this folder (looked for {', '.join(IMAGE_SUFFIXES)})"
-                )
+                raise SetVisionError(f"{path}: no photos in this folder (JPEG, PNG, ...)")
             out.extend(found)
         elif path.exists():
             out.append(path)
