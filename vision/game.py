@@ -479,7 +479,13 @@ class Game:
         Args:
             table: every card seen face up now (order does not matter).
             player: who took cards, if any were taken.
+
+        Raises:
+            ValueError: if the game was made with ``auto_refill=True`` (it would refill from a
+                deck order the referee cannot know; the referee reports refills instead).
         """
+        if self._config.auto_refill:
+            raise ValueError("observe() needs a game made with auto_refill=False")
         seen = Counter(table)
         now = Counter(self._table)
         gone = list((now - seen).elements())
