@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.cards import Card, Colour, Fill, Shape
+from vision.render_camera import _noise_tile
 from vision.warp import CARD_ASPECT
 
 __all__ = [
@@ -135,7 +136,7 @@ def sample_style(rng: np.random.Generator) -> CardStyle:
         pitch=rng.uniform(0.27, 0.32),
         stroke=rng.uniform(0.012, 0.022),
         stripe_pitch=rng.uniform(0.02, 0.03),
-        stripe_width=rng.uniform(0.15, 0.35),
+        stripe_width=rng.uniform(0.12, 0.3),
         corner_radius=rng.uniform(0.045, 0.085),
         squiggle_bulge=rng.uniform(0.1, 0.5),
         diamond_round=rng.uniform(0.0, 0.03),
@@ -292,19 +293,21 @@ def render_card_and_mask(
     paper = np.array(style.paper, np.float32)
     # Ink density: slightly uneven, as on a printed sheet.
     density = 1.0 - 0.04 * rng.random()
-    img = np.empty((h, w, 3), np.float32)
     mis = style.misregistration * w
-    for c in range(3):
-        cc = cov
-        if mis > 0.05:
+    if mis > 0.05:  # colour plates printed slightly out of register
+        planes = []
+        for _ in range(3):
             dx, dy = rng.uniform(-mis, mis, 2)
             m = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
-            cc = cv2.warpAffine(cov, m, (w, h), flags=cv2.INTER_LINEAR)
-        # Subtractive print: the ink multiplies the paper's reflectance.
-        img[:, :, c] = paper[c] * (1.0 - density * cc * (1.0 - ink[c]))
+            planes.append(cv2.warpAffine(cov, m, (w, h), flags=cv2.INTER_LINEAR))
+        cov3 = cv2.merge(planes)
+    else:
+        cov3 = cv2.merge([cov, cov, cov])
+    # Subtractive print: the ink multiplies the paper's reflectance.
+    absorb = (density * (1.0 - ink)).astype(np.float32)
+    img = paper * (1.0 - cov3 * absorb)
     if style.paper_grain > 0:
-        grain = rng.normal(0.0, style.paper_grain, (h, w)).astype(np.float32)
-        img += grain[:, :, None]
+        img += _noise_tile(rng, h, w)[:, :, :1] * np.float32(style.paper_grain)
     mask = _rounded_mask(w, h, style.corner_radius * w)
     return np.clip(img, 0, 255).astype(np.uint8), mask
 

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from vision.cards import Card
 from vision.render_background import make_background
-from vision.render_camera import apply_camera, jitter_corners
+from vision.render_camera import _noise_tile, _soft_blur, apply_camera, jitter_corners
 from vision.render_card import CardStyle, card_size_for_width, render_card_and_mask, sample_style
 from vision.warp import CARD_ASPECT, CROP_HEIGHT, CROP_WIDTH, warp_cards
 
@@ -64,14 +64,18 @@ def canonical_corners(quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 
 def _composite(
-    frame: npt.NDArray[np.float32],
+    frame: npt.NDArray[np.uint8],
     image: npt.NDArray[np.uint8],
     mask: npt.NDArray[np.float32],
     hom: npt.NDArray[np.float64],
     shadow: float = 0.0,
     shadow_offset: tuple[float, float] = (0.0, 0.0),
 ) -> None:
-    """Warp ``image`` with alpha ``mask`` by ``hom`` onto ``frame`` (in place, in an ROI)."""
+    """Warp ``image`` with alpha ``mask`` by ``hom`` onto ``frame`` (uint8, in place, in an ROI).
+
+    A soft drop shadow of strength ``shadow`` (0..1), moved by ``shadow_offset`` pixels, darkens
+    the frame under the object first.
+    """
     fh, fw = frame.shape[:2]
     h, w = mask.shape
     quad = _apply_h(hom, _quad(w, h))
@@ -86,16 +90,20 @@ def _composite(
     local = shift @ hom
     size = (x1 - x0, y1 - y0)
     roi = frame[y0:y1, x0:x1]
-    a = cv2.warpPerspective(mask, local, size, flags=cv2.INTER_LINEAR)
+    # One warp of the premultiplied image plus alpha (no dark fringe at the edges).
+    alpha8 = (mask * 255.0 + 0.5).astype(np.uint8)
+    premult = cv2.multiply(image, cv2.merge([alpha8, alpha8, alpha8]), scale=1 / 255)
+    rgba = cv2.warpPerspective(cv2.merge([premult, alpha8]), local, size, flags=cv2.INTER_LINEAR)
+    a8 = np.ascontiguousarray(rgba[:, :, 3])
     if shadow > 0:
         move = np.array([[1, 0, shadow_offset[0]], [0, 1, shadow_offset[1]]], np.float32)
-        sh = cv2.warpAffine(a, move, size)
-        sh = cv2.GaussianBlur(sh, (0, 0), max(0.015 * max(size), 1.0))
-        roi *= (1.0 - shadow * sh)[:, :, None]
-    img = cv2.warpPerspective(image, local, size, flags=cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_REPLICATE).astype(np.float32)  # fmt: skip
-    roi *= (1.0 - a)[:, :, None]
-    roi += img * a[:, :, None]
+        sh = cv2.warpAffine(a8, move, size)
+        sh = _soft_blur(sh, max(0.015 * max(size), 1.0))
+        keep = cv2.convertScaleAbs(sh, alpha=-float(shadow), beta=255.0)
+        roi[...] = cv2.multiply(roi, cv2.merge([keep, keep, keep]), scale=1 / 255)
+    inv = 255 - a8
+    under = cv2.multiply(roi, cv2.merge([inv, inv, inv]), scale=1 / 255)
+    roi[...] = cv2.add(under, np.ascontiguousarray(rgba[:, :, :3]))
 
 
 def _distractor(
@@ -263,7 +271,7 @@ def render_table(
     tex_to_plane = np.array([[ext / W, 0, ctr[0] - ext / 2], [0, ext / W * 1.0, ctr[1] - ext * H
                              / W / 2], [0, 0, 1]], np.float64)  # fmt: skip
     frame = cv2.warpPerspective(tex, hom @ tex_to_plane, (W, H), flags=cv2.INTER_LINEAR,
-                                borderMode=cv2.BORDER_REFLECT).astype(np.float32)  # fmt: skip
+                                borderMode=cv2.BORDER_REFLECT)  # fmt: skip
 
     # Distractors in free space on the plane.
     placed = [(np.array(p.centre), 0.5 * np.hypot(1.0, ch)) for p in places]
@@ -302,7 +310,7 @@ def render_table(
         _composite(frame, img, mask, card_hom, shadow=rng.uniform(0.15, 0.35),
                    shadow_offset=(float(off[0]), float(off[1])))  # fmt: skip
         corners[i] = canonical_corners(_apply_h(card_hom, _quad(cw, chh)))
-    out = np.clip(frame, 0, 255).astype(np.uint8)
+    out = frame
     if strength > 0:
         widths = np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
         unit = float(np.median(widths)) / CROP_WIDTH
@@ -345,18 +353,17 @@ def render_training_crop(
     cw = float(np.exp(rng.uniform(np.log(55), np.log(230))))
     cw_i, ch_i = card_size_for_width(cw)
     img, mask = render_card_and_mask(card, rng, style, (cw_i, ch_i))
-    sw, sh = int(cw_i * 1.5) + 8, int(ch_i * 1.35) + 8
+    sw, sh = int(cw_i * 1.3) + 8, int(ch_i * 1.22) + 8
     if background is not None:
         bh, bw = background.shape[:2]
         if bh >= sh and bw >= sw:
             y, x = int(rng.integers(bh - sh + 1)), int(rng.integers(bw - sw + 1))
-            scene = background[y : y + sh, x : x + sw].astype(np.float32)
+            scene = background[y : y + sh, x : x + sw].copy()
         else:
-            scene = cv2.resize(background, (sw, sh)).astype(np.float32)
+            scene = cv2.resize(background, (sw, sh))
     else:
-        scene = np.empty((sh, sw, 3), np.float32)
-        scene[:] = rng.uniform(10, 230, 3).astype(np.float32)
-        scene += rng.normal(0, 4, (sh, sw, 1)).astype(np.float32)
+        plain = rng.uniform(10, 230, 3).astype(np.float32) + 4.0 * _noise_tile(rng, sh, sw)
+        scene = np.clip(plain, 0, 255).astype(np.uint8)
     # Where the card lands: centred, rotated a little, with a random perspective.
     centre = np.array([sw / 2, sh / 2]) + rng.normal(0, 0.03, 2) * cw
     ang = rng.normal(0, 0.08)
@@ -368,17 +375,19 @@ def render_training_crop(
     if rng.random() < 0.3:  # a neighbouring card's edge (same paper) beside this one
         axis = dst[1] - dst[0] if rng.random() < 0.5 else dst[3] - dst[0]
         shift = axis * rng.uniform(1.03, 1.2) * (1 if rng.random() < 0.5 else -1)
-        nb = (dst + shift).astype(np.float32)
-        _composite(scene, np.full((8, 8, 3), style.paper, np.uint8), np.ones((8, 8), np.float32),
-                   cv2.getPerspectiveTransform(_quad(8, 8), nb))  # fmt: skip
+        nb = np.round((dst + shift) * 16).astype(np.int32)
+        cv2.fillConvexPoly(scene, nb, tuple(float(v) for v in style.paper), cv2.LINE_AA, 4)
     card_hom = cv2.getPerspectiveTransform(_quad(cw_i, ch_i), dst)
     _composite(scene, img, mask, card_hom, shadow=rng.uniform(0.0, 0.3),
                shadow_offset=tuple(rng.normal(0, 0.02, 2) * cw_i))  # fmt: skip
-    photo = np.clip(scene, 0, 255).astype(np.uint8)
-    photo = apply_camera(photo, rng, s, perspective=False)
+    photo = apply_camera(scene, rng, s, perspective=False)
     quad = _apply_h(card_hom, _quad(cw_i, ch_i))
     if rng.random() < 0.5:  # detectors may return either of the two portrait orderings
         quad = quad[[2, 3, 0, 1]]
+    # Detectors and hand-made crops frame the card a little loosely or tightly: scale the quad
+    # about its centre (0.94 cuts into the border, 1.04 shows some table), then jitter corners.
+    mid = quad.mean(axis=0)
+    quad = (mid + (quad - mid) * rng.uniform(0.94, 1.04)).astype(np.float32)
     quad = jitter_corners(quad, rng)
     return warp_cards(photo, quad[None])[0]
 
@@ -406,7 +415,7 @@ def render_training_batch(
     """
     rng = np.random.default_rng(seed)
     editions = [sample_style(rng) for _ in range(max(styles, 1))]
-    textures = [make_background(None, rng, (512, 512)) for _ in range(8)]
+    textures = [make_background(None, rng, (336, 464)) for _ in range(6)]
     crops = np.empty((len(cards), CROP_HEIGHT, CROP_WIDTH, 3), np.uint8)
     labels = np.empty((len(cards), 4), np.int64)
     for i, card in enumerate(cards):
