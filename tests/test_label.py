@@ -1,0 +1,238 @@
+"""The labelling tool (scripts/label.py) on synthetic photos: corner fitting and every command."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from vision.evaluation import load_annotation_file
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _load_label_module():
+    spec = importlib.util.spec_from_file_location("label_tool", REPO / "scripts" / "label.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["label_tool"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+label = _load_label_module()
+runner = CliRunner()
+
+#: A portrait card (57 x 89 mm at about 2.6 px/mm) turned by about 12 degrees, TL, TR, BR, BL.
+CARD = np.array([[200.0, 100.0], [345.0, 131.0], [297.0, 358.0], [152.0, 327.0]])
+SECOND = np.array([[420.0, 120.0], [560.0, 120.0], [560.0, 340.0], [420.0, 340.0]])
+
+
+def draw_table(cards: list[np.ndarray], background=(40, 70, 110)) -> np.ndarray:
+    """A 640 x 480 BGR photo: a brown table with white cards, each with a red blob inside."""
+    rng = np.random.default_rng(0)
+    image = np.zeros((480, 640, 3), np.float32)
+    image[:] = background
+    image += rng.normal(0, 4, image.shape)
+    for quad in cards:
+        pts = np.round(quad * 16).astype(np.int32)
+        cv2.fillConvexPoly(image, pts, (235, 238, 240), cv2.LINE_AA, shift=4)
+        centre = quad.mean(axis=0)
+        cv2.ellipse(image, tuple(int(v) for v in centre), (18, 40), 12, 0, 360, (40, 40, 200), -1)
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture
+def photo_dir(tmp_path: Path) -> Path:
+    """A fake shared-datasets folder with one table photo, a second one and a tables.csv."""
+    data = tmp_path / "data"
+    folder = data / "tables" / "synth"
+    folder.mkdir(parents=True)
+    cv2.imwrite(str(folder / "two.png"), draw_table([CARD, SECOND]))
+    cv2.imwrite(str(folder / "two_again.png"), draw_table([CARD + 3, SECOND + 3]))
+    cv2.imwrite(str(folder / "empty.png"), draw_table([]))
+    (data / "tables.csv").write_text(
+        "path,source,width,height,cards,labels,note\n"
+        "tables/synth/two.png,synth,640,480,,none,\n"
+        "tables/synth/two_again.png,synth,640,480,,none,\n"
+        "tables/synth/empty.png,synth,640,480,0,negative,\n"
+    )
+    return data
+
+
+def invoke(photo_dir: Path, tmp_path: Path, *args: str):
+    ann = tmp_path / "ann"
+    result = runner.invoke(
+        label.app, [args[0], *args[1:], "--annotations", str(ann), "--data", str(photo_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def stored(tmp_path: Path, name: str = "two.png"):
+    photos = load_annotation_file(tmp_path / "ann" / "synth.json")
+    return next(p for p in photos if p.path.endswith("/" + name))
+
+
+def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    return float(label.align_corners(truth, found)[1].max())
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+@pytest.mark.parametrize("how", ["snap", "colour", "grabcut"])
+def test_refiners_recover_the_card_from_rough_corners(how: str) -> None:
+    image = draw_table([CARD])
+    rng = np.random.default_rng(1)
+    rough = CARD + rng.uniform(-6, 6, CARD.shape)
+    found = label.refine_quad(image, rough, how)
+    assert corner_error(found, CARD) < 1.5
+
+
+@pytest.mark.parametrize("how", ["colour", "grabcut"])
+def test_segmenting_refiners_start_from_an_axis_aligned_box(how: str) -> None:
+    image = draw_table([CARD])
+    box = np.array([[160.0, 105.0], [340.0, 105.0], [340.0, 350.0], [160.0, 350.0]])
+    found = label.refine_quad(image, box, how)
+    assert corner_error(found, CARD) < 2.0
+
+
+def test_refine_rejects_unknown_method() -> None:
+    with pytest.raises(Exception, match="--how"):
+        label.refine_quad(draw_table([CARD]), CARD, "magic")
+
+
+def test_simple_finder_finds_both_cards_and_not_the_symbols() -> None:
+    found = label._drop_nested(label.simple_find_cards(draw_table([CARD, SECOND])))
+    assert len(found) == 2
+    errors = sorted(min(corner_error(f, t) for f in found) for t in (CARD, SECOND))
+    assert errors[-1] < 2.0
+
+
+def test_renderers_draw_something() -> None:
+    image = draw_table([CARD])
+    cards = [label.CardTruth(CARD), label.CardTruth(SECOND, partial=True)]
+    over = label.render_overview(image, cards, max_side=400)
+    assert over.shape[2] == 3 and max(over.shape[:2]) <= 400 + 40
+    sheet = label.render_corners(image, cards, tile=64, per_row=8)
+    assert sheet.shape == (64, 64 * 8, 3)
+    crop = label.render_crop(image, (150, 100, 350, 360), size=300)
+    assert max(crop.shape[:2]) <= 300 + 40 + 1
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_add_set_partial_remove_and_review_cycle(photo_dir: Path, tmp_path: Path) -> None:
+    rough = [str(v) for v in (CARD + 4).ravel()]
+    invoke(photo_dir, tmp_path, "add-card", "synth/two", *rough, "--snap")
+    entry = stored(tmp_path)
+    assert len(entry.cards) == 1 and not entry.reviewed
+    assert corner_error(entry.cards[0].corners, CARD) < 1.5
+    assert (entry.width, entry.height) == (640, 480)
+
+    # Corners may be typed in any order; --refine re-fits them.
+    box = ["420", "340", "560", "120", "420", "120", "560", "340"]
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *box, "--refine")
+    invoke(photo_dir, tmp_path, "mark-partial", "two.png", "1")
+    entry = stored(tmp_path)
+    assert [c.partial for c in entry.cards] == [False, True]
+    assert corner_error(entry.cards[1].corners, SECOND) < 1.5
+
+    moved = [str(v) for v in (SECOND + [30, 0]).ravel()]
+    invoke(photo_dir, tmp_path, "set-card", "two.png", "1", *moved)
+    entry = stored(tmp_path)
+    assert corner_error(entry.cards[1].corners, SECOND + [30, 0]) < 1e-6
+    assert entry.cards[1].partial  # set-card keeps the flag
+
+    invoke(photo_dir, tmp_path, "refine", "two.png", "1", "--how", "snap")
+    invoke(photo_dir, tmp_path, "mark-partial", "two.png", "1", "--unset")
+    invoke(photo_dir, tmp_path, "remove-card", "two.png", "1")
+    invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "--note", "checked")
+    entry = stored(tmp_path)
+    assert len(entry.cards) == 1 and entry.reviewed and entry.note == "checked"
+
+    out = tmp_path / "sheets"
+    result = invoke(photo_dir, tmp_path, "review", "two.png", "--out", str(out))
+    written = sorted(p.name for p in out.iterdir())
+    assert written == [
+        "tables__synth__two.corners.png",
+        "tables__synth__two.overview.png",
+        "tables__synth__two.sheet.png",
+    ]
+    assert "reviewed=True" in result.output
+    invoke(photo_dir, tmp_path, "crop", "two.png", "100", "50", "300", "250", "--out", str(out))
+    assert any("crop_100_50_300_250" in p.name for p in out.iterdir())
+
+
+def test_edits_clear_the_reviewed_flag(photo_dir: Path, tmp_path: Path) -> None:
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *[str(v) for v in CARD.ravel()])
+    invoke(photo_dir, tmp_path, "mark-reviewed", "two.png")
+    invoke(photo_dir, tmp_path, "snap", "two.png")
+    assert not stored(tmp_path).reviewed
+
+
+def test_seed_simple_then_copy_from_and_status(photo_dir: Path, tmp_path: Path) -> None:
+    result = invoke(photo_dir, tmp_path, "seed", "two.png", "--method", "simple")
+    assert "2 cards" in result.output
+    entry = stored(tmp_path)
+    for truth in (CARD, SECOND):
+        assert min(corner_error(c.corners, truth) for c in entry.cards) < 2.0
+
+    invoke(photo_dir, tmp_path, "copy-from", "two_again", "two.png")
+    again = stored(tmp_path, "two_again.png")
+    for truth in (CARD + 3, SECOND + 3):
+        assert min(corner_error(c.corners, truth) for c in again.cards) < 2.0
+
+    # A reviewed photo is not re-seeded without --force.
+    invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "two_again")
+    result = invoke(photo_dir, tmp_path, "seed", "--source", "synth", "--method", "simple")
+    assert "skip tables/synth/two.png (reviewed)" in result.output
+    assert "tables/synth/empty.png: 0 cards" in result.output
+    result = invoke(photo_dir, tmp_path, "status", "-v")
+    assert "synth        photos   3  reviewed   2  cards    4 (partial 0)" in result.output
+
+
+def test_add_rects_and_negative_photos(photo_dir: Path, tmp_path: Path) -> None:
+    invoke(photo_dir, tmp_path, "add-rects", "two.png", "160", "105", "340", "350")
+    entry = stored(tmp_path)
+    assert corner_error(entry.cards[0].corners, CARD) < 2.0
+    invoke(photo_dir, tmp_path, "mark-reviewed", "empty.png")
+    empty = stored(tmp_path, "empty.png")
+    assert empty.reviewed and empty.cards == ()
+    data = json.loads((tmp_path / "ann" / "synth.json").read_text())
+    assert [p["path"] for p in data["photos"]] == ["tables/synth/empty.png", "tables/synth/two.png"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["set-card", "two.png", "0", "1", "2", "3"], "no annotation yet"),
+        (["add-card", "two.png", "1", "2", "3", "4", "5", "6", "7"], "expected 8 numbers"),
+        (["add-card", "two.png", "0", "0", "10", "0", "5", "2", "5", "10"], "convex"),
+        (["review", "nothing-like-this"], "no photo matches"),
+        (["review", "tw"], "ambiguous"),
+    ],
+)
+def test_bad_input_is_reported(photo_dir: Path, tmp_path: Path, args, message: str) -> None:
+    ann = tmp_path / "ann"
+    result = runner.invoke(label.app, [*args, "--annotations", str(ann), "--data", str(photo_dir)])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_index_out_of_range(photo_dir: Path, tmp_path: Path) -> None:
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *[str(v) for v in CARD.ravel()])
+    ann = tmp_path / "ann"
+    result = runner.invoke(
+        label.app,
+        ["remove-card", "two.png", "5", "--annotations", str(ann), "--data", str(photo_dir)],
+    )
+    assert result.exit_code != 0 and "out of range" in result.output
