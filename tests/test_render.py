@@ -219,3 +219,32 @@ def test_training_batch_shapes_labels_and_determinism() -> None:
     assert labels.tolist() == [list(c.positions) for c in cards]
     again, _ = render_training_batch(cards, seed=1)
     assert np.array_equal(crops, again)
+
+
+def test_table_corner_order_is_the_detectors() -> None:
+    from vision.detect import order_corners
+
+    rng = np.random.default_rng(11)
+    for layout in ("grid", "loose"):
+        _, corners = render_table(DECK[:9], rng, "dark_felt", (800, 600), layout=layout,
+                                  strength=0.0, touching=True)  # fmt: skip
+        assert np.allclose(order_corners(corners), corners, atol=1e-3)
+
+
+def test_shipped_sample_matches_its_ground_truth() -> None:
+    import json
+
+    from vision.data import REPO_ROOT
+    from vision.rules import find_sets
+
+    folder = REPO_ROOT / "datasets" / "samples"
+    truth = json.loads((folder / "table.json").read_text(encoding="utf-8"))
+    assert (folder / "table.jpg").stat().st_size < 400_000
+    frame = cv2.imread(str(folder / "table.jpg"))
+    assert frame.shape == (truth["height"], truth["width"], 3)
+    cards = [Card.parse(c["label"]) for c in truth["cards"]]
+    assert len(cards) == 12 and len(set(cards)) == 12
+    assert truth["sets"] == [list(s) for s in find_sets(cards)] and len(truth["sets"]) >= 3
+    corners = np.array([c["corners"] for c in truth["cards"]], np.float32)
+    for card, crop in zip(cards, warp_cards(frame, corners), strict=True):
+        assert len(_blobs(_ink_mask(crop), min_area=300)) == card.count.value, card.label

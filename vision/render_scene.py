@@ -44,8 +44,10 @@ def _apply_h(hom: npt.NDArray[np.float64], pts: npt.NDArray[np.float32]) -> npt.
 def canonical_corners(quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Order a card's corners TL, TR, BR, BL so the TL-TR short edge is the upper one in the image.
 
-    A SET card looks the same turned by 180 degrees, so of the card's two portrait orderings
-    this keeps the one whose top edge has the smaller mean y (ties: the smaller mean x).
+    A SET card looks the same turned by 180 degrees, so of the card's two portrait orderings this
+    keeps the one whose top edge midpoint has the smaller ``y + 0.05 x`` (for a card lying near
+    horizontal, the left short edge): the same rule as :func:`vision.detect.order_corners`, so
+    rendered ground truth and detections can be compared corner by corner.
 
     Args:
         quad: (4, 2) float32, the card's own TL, TR, BR, BL in portrait (any rotation).
@@ -54,13 +56,8 @@ def canonical_corners(quad: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         (4, 2) float32.
     """
     q = np.asarray(quad, np.float32)
-    alt = q[[2, 3, 0, 1]]
-
-    def key(p: npt.NDArray[np.float32]) -> float:  # noqa: E306
-        mid = (p[0] + p[1]) / 2
-        return float(mid[1] + 1e-3 * mid[0])
-
-    return q if key(q) <= key(alt) else alt
+    key = q[:, 1] + 0.05 * q[:, 0]
+    return q if key[0] + key[1] <= key[2] + key[3] else q[[2, 3, 0, 1]]
 
 
 def _composite(
