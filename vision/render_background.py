@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.render_camera import _smooth_noise
+from vision.render_camera import _noise_tile, _smooth_noise
 
 __all__ = ["BACKGROUNDS", "make_background"]
 
@@ -58,7 +58,7 @@ def _cloth(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     weave = np.sin(xx * 2 * np.pi / p) * np.sin(yy * 2 * np.pi / p)
     wrinkles = _smooth_noise(rng, h, w, 5)
-    shade = 1.0 + 0.06 * weave + 0.08 * wrinkles + rng.normal(0, 0.04, (h, w)).astype(np.float32)
+    shade = 1.0 + 0.06 * weave + 0.08 * wrinkles + 0.04 * _noise_tile(rng, h, w)[:, :, 0]
     return base[None, None, :] * shade[:, :, None]
 
 
@@ -79,7 +79,7 @@ def _white_desk(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.floa
     ang = rng.uniform(0, 2 * np.pi)
     ramp = np.cos(ang) * xx / w + np.sin(ang) * yy / h
     shade = 1.0 - 0.1 * ramp + 0.03 * _smooth_noise(rng, h, w, 4)
-    shade += rng.normal(0, 0.01, (h, w)).astype(np.float32)
+    shade += 0.01 * _noise_tile(rng, h, w)[:, :, 0]
     return base[None, None, :] * shade[:, :, None]
 
 
@@ -88,7 +88,7 @@ def _dark_felt(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float
         [[25, 60, 20], [20, 20, 22], [70, 30, 15], [30, 25, 60]][int(rng.integers(4))],
         np.float32,
     ) * rng.uniform(0.7, 1.4)
-    fibre = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 0.8)
+    fibre = cv2.GaussianBlur(_noise_tile(rng, h, w)[:, :, 0], (0, 0), 0.8) * 2.0
     shade = 1.0 + 0.25 * fibre + 0.1 * _smooth_noise(rng, h, w, 5)
     return base[None, None, :] * shade[:, :, None]
 

@@ -227,8 +227,9 @@ def _noise_tile(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.floa
         luma = gen.normal(0, 1, (_TILE, _TILE, 1)).astype(np.float32)
         _NOISE_TILE = luma + gen.normal(0, 0.5, (_TILE, _TILE, 3)).astype(np.float32)
     tile = _NOISE_TILE
-    if h > _TILE or w > _TILE:
-        tile = np.tile(tile, (h // _TILE + 2, w // _TILE + 2, 1))
+    if h > tile.shape[0] or w > tile.shape[1]:  # grow (and keep) a tiled copy for large frames
+        reps = (h // _TILE + 2, w // _TILE + 2, 1)
+        _NOISE_TILE = tile = np.tile(_NOISE_TILE[:_TILE, :_TILE], reps)
     th, tw = tile.shape[:2]
     y, x = int(rng.integers(th - h + 1)), int(rng.integers(tw - w + 1))
     out = tile[y : y + h, x : x + w]
