@@ -98,7 +98,7 @@ def apply_camera(
     perspective jitter (only with ``perspective=True``), exposure and gamma, white balance /
     colour cast (warm tungsten, cool daylight, green-magenta tint, dim), a soft shadow gradient,
     a hard cast shadow edge, a specular glare blob, vignetting, defocus / Gaussian / motion blur,
-    shot and read noise, JPEG re-encoding at a random quality.
+    in-camera sharpening, sensor noise, a tone curve, JPEG re-encoding at a random quality.
 
     Args:
         image: (H, W, 3) uint8 BGR crop or frame (not modified).
@@ -191,6 +191,11 @@ def apply_camera(
             img = _defocus(img, rng.uniform(0.6, 2.5) * s * scale + 0.3)
         else:
             img = _motion(img, rng.uniform(2, 8) * s * scale + 1, rng.uniform(0, np.pi))
+
+    if chance(0.4):  # in-camera sharpening (phones): unsharp mask, halos at edges
+        amount = np.float32(rng.uniform(0.3, 1.2))
+        soft = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.8, 2.0) * max(scale, 0.5))
+        img = img + amount * (img - soft)
 
     # Sensor: read + shot noise (stronger when dim), mostly luminance, some chroma.
     noise_level = rng.uniform(0.5, 4.0) * s * (1.8 if dim else 1.0)
