@@ -143,7 +143,9 @@ class Tally:
             sums[4] += x * n
 
 
-def play_fast(game_seed: int, tally: Tally, trace: list[tuple[str, tuple[int, ...]]] | None = None):
+def play_fast(
+    game_seed: int, tally: Tally, trace: list[tuple[str, tuple[int, ...]]] | None = None
+) -> None:
     """Play one standard game on integer cards; the fast path of :func:`simulate`.
 
     Same rules and same random choices as :func:`play_reference`: the deck is shuffled with
@@ -502,7 +504,7 @@ def simulate(
 def _fmt(value: float, mean: bool) -> str:
     if math.isnan(value):
         return "n/a"
-    return f"{value:.4f}" if mean else f"{100 * value:.4g}%"
+    return f"{value:.4f}" if mean else f"{100 * value:#.4g}%"
 
 
 def format_report(report: SimulationReport) -> str:
@@ -513,7 +515,7 @@ def format_report(report: SimulationReport) -> str:
         "(Wilson for proportions over games, normal for means, clustered by game for tables "
         "during play)",
         "",
-        f"{'figure':<50} {'estimate':>9}  {pct + ' interval':<21} {'reference':<17} inside  source",
+        f"{'figure':<50} {'estimate':>9}  {pct + ' interval':<23} {'reference':<19} inside  source",
     ]
     for e in report.estimates:
         mean = e.method == "normal"
@@ -525,9 +527,13 @@ def format_report(report: SimulationReport) -> str:
         )
         interval = f"[{_fmt(e.low, mean)}, {_fmt(e.high, mean)}]"
         lines.append(
-            f"{e.name:<50} {_fmt(e.value, mean):>9}  {interval:<21} {ref_text:<17} "
+            f"{e.name:<50} {_fmt(e.value, mean):>9}  {interval:<23} {ref_text:<19} "
             f"{'yes' if e.agrees else 'NO':<6}  {ref.text}"
         )
     agree = sum(e.agrees for e in report.estimates)
-    lines += ["", f"{agree} of {len(report.estimates)} figures agree with their reference"]
+    lines += [
+        "",
+        "The opening deal is 12 random cards, so the first and the fifth line are one sample.",
+        f"{agree} of {len(report.estimates)} figures agree with their reference",
+    ]
     return "\n".join(lines)
