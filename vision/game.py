@@ -373,8 +373,9 @@ class Game:
 
         In the solo game the player wins only if every penalty SET was repaid (Italian).
         """
-        if not self._over:
-            return ()
+        return self._leaders() if self._over else ()
+
+    def _leaders(self) -> tuple[str, ...]:
         if self._config.solo:
             return self.players if self._owed == 0 else ()
         scores = self.scores
@@ -584,7 +585,7 @@ class Game:
     def _check_over(self) -> None:
         if not self._deck and not has_set(self._table):
             scores = self.scores
-            self._apply(GameOver(tuple(scores.items()), (), tuple(self._table)))
+            self._apply(GameOver(tuple(scores.items()), self._leaders(), tuple(self._table)))
 
     def _apply(self, event: Event) -> None:
         """The one place the state changes; every change is recorded."""
@@ -611,7 +612,6 @@ class Game:
             self._owed = event.owed
         elif isinstance(event, GameOver):
             self._over = True
-            event = GameOver(event.scores, self.winners, event.left_on_table)
         self._events.append(event)
 
 
