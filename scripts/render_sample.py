@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from vision.cards import Card, full_deck
-from vision.render import render_table
+from vision.render import CardStyle, render_table
 from vision.rules import find_sets
 
 REPO = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def main() -> None:
     cards = choose_cards(rng)
     frame, corners = render_table(
         cards, rng, background="wood", size=(1600, 1200), layout="grid", tilt=0.35,
-        strength=0.3, margin=0.1,
+        strength=0.3, margin=0.1, style=CardStyle(),  # the standard deck's inks
     )  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     jpeg = encode_jpeg(frame)

@@ -230,10 +230,12 @@ def render_table(
             ``"loose"`` (random positions and angles, no overlap).
         style: deck edition shared by all cards; ``sample_style(rng)`` when None.
         tilt: 0 looks straight down; up to about 0.5 for a steep angle.
-        touching: let cards touch (grid without gaps; loose layout slightly overlapping).
+        touching: let cards touch (grid without gaps; loose layout slightly overlapping, later
+            cards on top; corners are always the whole card's, hidden parts included).
         distractors: number of non-card objects (sticky notes, phones) placed beside the cards.
         strength: camera effects strength passed to :func:`apply_camera` (0 for none).
-        margin: minimum free border around the cards, fraction of the frame.
+        margin: minimum free border around the cards, fraction of the frame; a negative margin
+            lets cards run off the frame edge (their corners then lie outside the frame).
 
     Returns:
         ``(frame, corners)``: (H, W, 3) uint8 BGR and (N, 4, 2) float32 corners of each card in
