@@ -40,12 +40,16 @@ __all__ = [
     "table_colour",
 ]
 
-#: Chroma (CIELAB a*b* distance from the paper) above which a pixel counts as ink.
+#: Chroma (CIELAB a*b* distance from the paper) above which a pixel counts as ink. Lowered per
+#: card down to :data:`FAINT_CHROMA` when its paper is clean (faint, blurred open/striped
+#: symbols in phone-video frames reach only 6-10).
 INK_CHROMA: Final = 12.0
+FAINT_CHROMA: Final = 5.0
 #: Darkening (paper L* minus pixel L*) above which a pixel counts as ink even without chroma.
 INK_DARKNESS: Final = 25.0
-#: Minimum chroma of a card's ink summary for its hue to be trusted.
-MIN_CHROMA: Final = 8.0
+#: Minimum chroma of a card's ink summary for its hue to be trusted (and at least the
+#: paper's own 95th-percentile chroma).
+MIN_CHROMA: Final = 4.0
 #: Fraction of the most saturated ink pixels summarised per card.
 TOP_FRACTION: Final = 0.3
 #: Minimum number of ink pixels (at the analysis size) for a valid reading.
@@ -130,7 +134,12 @@ def symbol_colours(crops: npt.NDArray[np.uint8]) -> SymbolColours:
     inner = lab[:, by : hh - by, bx : ww - bx].reshape(n, -1, 3)
     d_ab = inner[:, :, 1:] - ref[:, None, 1:]
     chroma = np.hypot(d_ab[:, :, 0], d_ab[:, :, 1])
-    ink = (chroma > INK_CHROMA) | (ref[:, None, 0] - inner[:, :, 0] > INK_DARKNESS)
+    # Paper noise: 95th percentile chroma of the paper band around its reference.
+    noise = np.percentile(
+        np.hypot(*(paper[:, :, 1:] - ref[:, None, 1:]).transpose(2, 0, 1)), 95, axis=1
+    )
+    threshold = np.clip(2.0 * noise, FAINT_CHROMA, INK_CHROMA)  # (N,)
+    ink = (chroma > threshold[:, None]) | (ref[:, None, 0] - inner[:, :, 0] > INK_DARKNESS)
     frac = ink.mean(axis=1).astype(np.float32)
     for i in range(n):
         where = np.flatnonzero(ink[i])
@@ -140,7 +149,7 @@ def symbol_colours(crops: npt.NDArray[np.uint8]) -> SymbolColours:
         top = where[np.argpartition(chroma[i, where], len(where) - int(take))[-int(take) :]]
         ab[i] = np.median(d_ab[i, top], axis=0)
         light[i] = np.median(inner[i, top, 0])
-        valid[i] = bool(np.hypot(*ab[i]) >= MIN_CHROMA)
+        valid[i] = bool(np.hypot(*ab[i]) >= max(MIN_CHROMA, float(noise[i])))
     return _colours(ab, light, frac, valid)
 
 
