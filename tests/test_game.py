@@ -267,6 +267,7 @@ def test_no_penalty_option() -> None:
         ({"players": ("ann",), "penalty": Penalty.SIT_OUT}, "two or more players"),
         ({"deck": Variant.STANDARD.deck()[:80]}, "81 cards"),
         ({"variant": Variant.BEGINNER_SOLID, "deck": Variant.STANDARD.deck()}, "27 cards"),
+        ({"seed": 1, "deck": Variant.STANDARD.deck()}, "not both"),
     ],
 )
 def test_bad_configuration(kwargs: dict[str, object], message: str) -> None:

@@ -236,7 +236,8 @@ class Game:
 
     Raises:
         ValueError: for a bad configuration (no players, duplicate names, solo with several
-            players, ``SIT_OUT`` with one player, a deck that is not the variant's).
+            players, ``SIT_OUT`` with one player, a deck that is not the variant's, both a
+            seed and a deck).
     """
 
     def __init__(
@@ -261,6 +262,8 @@ class Game:
             raise ValueError(f"the solo game has exactly one player, got {len(names)}")
         if penalty is Penalty.SIT_OUT and len(names) < 2:
             raise ValueError("the sit-out penalty (German rules) needs two or more players")
+        if seed is not None and deck is not None:
+            raise ValueError("give a seed or a deck order, not both")
         cards = variant.deck(colour)
         if deck is None:
             order = list(cards)
