@@ -186,7 +186,7 @@ def test_empty_and_tiny_frames():
 
 
 def test_large_frame_corners_refined():
-    truth = [rect_quad(2000, 1500, 1800, 20), rect_quad(3100, 1500, 1500, -10)]
+    truth = [rect_quad(1500, 1500, 1800, 20), rect_quad(3200, 1500, 1500, -10)]
     frame = scene("dark", truth, h=3000, w=4000)
     found = find_cards(frame)
     match(found, truth, 3.0)

@@ -7,6 +7,7 @@ is the card's own, 57 x 89 mm (measured on a standard deck), so symbols are not 
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 import cv2
@@ -112,14 +113,25 @@ def _warp_one(
     )  # fmt: skip
 
 
-def paper_mask(height: int = CROP_HEIGHT, width: int = CROP_WIDTH) -> npt.NDArray[np.bool_]:
-    """Boolean (height, width) mask of the paper reference band of a crop (see module text)."""
+@functools.lru_cache(maxsize=8)
+def _paper_mask_cached(height: int, width: int) -> npt.NDArray[np.bool_]:
     mask = np.zeros((height, width), dtype=bool)
     oy, ox = round(_BAND_OUTER * height), round(_BAND_OUTER * width)
     iy, ix = round(_BAND_INNER * height), round(_BAND_INNER * width)
     mask[oy : height - oy, ox : width - ox] = True
     mask[iy : height - iy, ix : width - ix] = False
+    mask.setflags(write=False)
     return mask
+
+
+@functools.lru_cache(maxsize=8)
+def _band_index(height: int, width: int) -> npt.NDArray[np.intp]:
+    return np.flatnonzero(_paper_mask_cached(height, width))
+
+
+def paper_mask(height: int = CROP_HEIGHT, width: int = CROP_WIDTH) -> npt.NDArray[np.bool_]:
+    """Boolean (height, width) mask of the paper reference band of a crop (see module text)."""
+    return _paper_mask_cached(height, width).copy()
 
 
 def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -129,6 +141,9 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     paper band (:func:`paper_mask`); using only the brighter half ignores a finger, a shadow edge
     or background showing at a rounded corner. This is a per-card von Kries (diagonal) white
     balance: it removes warm/cool casts and exposure differences between cards of one photo.
+
+    Each channel is mapped through a 256-entry table holding ``clip(v * gain)`` computed in
+    float32, so the result is the same as multiplying every pixel, at a fraction of the cost.
 
     Args:
         crops: (N, h, w, 3) uint8 BGR crops (or one (h, w, 3) crop).
@@ -140,14 +155,32 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     batch = crops[None] if single else crops
     if len(batch) == 0:
         return batch.copy()
-    mask = paper_mask(batch.shape[1], batch.shape[2])
-    band = batch[:, mask].astype(np.float32)  # (N, P, 3)
-    luma = band.sum(axis=2)
-    cut = np.median(luma, axis=1, keepdims=True)
-    bright = luma >= cut
-    refs = np.empty((len(batch), 3), dtype=np.float32)
-    for i in range(len(batch)):
-        refs[i] = np.median(band[i][bright[i]], axis=0)
+    n, h, w = batch.shape[:3]
+    index = _band_index(h, w)
+    band = np.take(batch.reshape(n, h * w, 3), index, axis=1)  # (N, P, 3) uint8
+    luma = band[..., 0].astype(np.int64) + band[..., 1] + band[..., 2]  # 0..765
+    rows = np.arange(n)[:, None]
+    cut = _hist_median(np.bincount((luma + rows * 766).ravel(), minlength=n * 766).reshape(n, 766))
+    bright = (luma >= cut[:, None]).ravel()
+    refs = np.empty((n, 3), dtype=np.float32)
+    for c in range(3):
+        values = (band[..., c].astype(np.int64) + rows * 256).ravel()
+        hist = np.bincount(values[bright], minlength=n * 256).reshape(n, 256)
+        refs[:, c] = _hist_median(hist)
     gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
-    out = np.clip(batch.astype(np.float32) * gains[:, None, None, :], 0, 255).astype(np.uint8)
+    levels = np.arange(256, dtype=np.float32)[:, None]
+    out = np.empty_like(batch)
+    for i in range(len(batch)):
+        table = np.clip(levels * gains[i][None, :], 0, 255).astype(np.uint8)
+        out[i] = cv2.LUT(np.ascontiguousarray(batch[i]), table.reshape(1, 256, 3))
     return out[0] if single else out
+
+
+def _hist_median(hist: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """Row medians (M,) from integer histograms (M, L), equal to ``np.median`` of the values
+    (the mean of the two middle values for an even count)."""
+    total = hist.sum(axis=1)
+    cum = np.cumsum(hist, axis=1)
+    lower = (cum > ((total - 1) // 2)[:, None]).argmax(axis=1)
+    upper = (cum > (total // 2)[:, None]).argmax(axis=1)
+    return (lower + upper) / 2.0
