@@ -106,7 +106,16 @@ def _composite(
 def _distractor(
     rng: np.random.Generator, kind: str, width: int
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
-    """A non-card object (image, alpha): a sticky note or a phone-like dark rectangle."""
+    """A non-card object (image, alpha): a sticky note, a phone-like dark rectangle, or a white
+    paper (receipt or envelope: white like a card but of another shape, with grey print)."""
+    if kind == "paper":
+        w = width
+        h = int(w * (rng.uniform(1.8, 2.6) if rng.random() < 0.5 else rng.uniform(0.6, 0.75)))
+        img = np.full((h, w, 3), rng.uniform(225, 250), np.float32)
+        for y in range(int(0.1 * h), int(0.9 * h), max(h // 18, 3)):
+            x1 = int(w * rng.uniform(0.4, 0.9))
+            img[y : y + max(h // 60, 1), int(0.1 * w) : x1] = rng.uniform(90, 160)
+        return np.clip(img, 0, 255).astype(np.uint8), np.ones((h, w), np.float32)
     if kind == "note":
         w = h = width
         colour = np.array([[80, 230, 250], [200, 150, 255], [250, 200, 120], [140, 240, 160]][
@@ -232,7 +241,8 @@ def render_table(
         tilt: 0 looks straight down; up to about 0.5 for a steep angle.
         touching: let cards touch (grid without gaps; loose layout slightly overlapping, later
             cards on top; corners are always the whole card's, hidden parts included).
-        distractors: number of non-card objects (sticky notes, phones) placed beside the cards.
+        distractors: number of non-card objects (sticky notes, phones, white receipts or
+            envelopes) placed beside the cards.
         strength: camera effects strength passed to :func:`apply_camera` (0 for none).
         margin: minimum free border around the cards, fraction of the frame; a negative margin
             lets cards run off the frame edge (their corners then lie outside the frame).
@@ -276,9 +286,10 @@ def render_table(
     placed = [(np.array(p.centre), 0.5 * np.hypot(1.0, ch)) for p in places]
     to_plane = np.linalg.inv(hom)
     for _ in range(distractors):
-        kind = "note" if rng.random() < 0.5 else "phone"
-        obj_w = rng.uniform(1.2, 1.45) if kind == "note" else rng.uniform(1.1, 1.35)
-        radius = 0.5 * obj_w * (1.42 if kind == "note" else 2.3)
+        kind = str(rng.choice(["note", "phone", "paper"]))
+        obj_w = {"note": rng.uniform(1.2, 1.45), "phone": rng.uniform(1.1, 1.35),
+                 "paper": rng.uniform(1.0, 1.6)}[kind]  # fmt: skip
+        radius = 0.5 * obj_w * {"note": 1.42, "phone": 2.3, "paper": 2.9}[kind]
         for _try in range(200):
             at = (rng.uniform(0.02, 0.98, 2) * np.array([W, H])).astype(np.float32)
             pos = _apply_h(to_plane, at[None])[0].astype(np.float64)
