@@ -141,6 +141,30 @@ def _distractor(
     return np.clip(img, 0, 255).astype(np.uint8), mask.astype(np.float32) / 255.0
 
 
+def _fingertip(
+    scene: npt.NDArray[np.uint8],
+    corner: npt.NDArray[np.float32],
+    centre: npt.NDArray[np.float32],
+    card_w: float,
+    rng: np.random.Generator,
+) -> None:
+    """Draw a skin-coloured fingertip (in place) reaching over ``corner`` toward the centre."""
+    tone = np.array([[150, 175, 225], [110, 140, 195], [70, 100, 150], [45, 65, 100]][
+        int(rng.integers(4))], np.float64) * rng.uniform(0.85, 1.1)  # fmt: skip
+    direction = (centre - corner) / max(float(np.linalg.norm(centre - corner)), 1e-6)
+    tip = corner + direction * card_w * rng.uniform(0.1, 0.2)
+    half_w = card_w * rng.uniform(0.12, 0.17)
+    angle = float(np.degrees(np.arctan2(direction[1], direction[0])))
+    back = tip - direction * card_w * 0.6
+    centre_px = tuple(int(round(v * 16)) for v in (tip + back) / 2)
+    axes = (int(round(card_w * 0.3 * 16)), int(round(half_w * 16)))
+    cv2.ellipse(scene, centre_px, axes, angle, 0, 360, tuple(tone), -1, cv2.LINE_AA, 4)
+    nail = tip - direction * half_w * 0.9
+    cv2.ellipse(scene, tuple(int(round(v * 16)) for v in nail),
+                (int(round(half_w * 0.7 * 16)), int(round(half_w * 0.55 * 16))), angle, 0, 360,
+                tuple(np.minimum(tone * 1.12 + 15, 255)), -1, cv2.LINE_AA, 4)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class _Placement:
     centre: tuple[float, float]
@@ -390,6 +414,8 @@ def render_training_crop(
     card_hom = cv2.getPerspectiveTransform(_quad(cw_i, ch_i), dst)
     _composite(scene, img, mask, card_hom, shadow=rng.uniform(0.0, 0.3),
                shadow_offset=tuple(rng.normal(0, 0.02, 2) * cw_i))  # fmt: skip
+    if rng.random() < 0.06:  # a fingertip holding the card at a corner (symbols stay visible)
+        _fingertip(scene, dst[int(rng.integers(4))], dst.mean(axis=0), cw_i, rng)
     photo = apply_camera(scene, rng, s, perspective=False)
     quad = _apply_h(card_hom, _quad(cw_i, ch_i))
     if rng.random() < 0.5:  # detectors may return either of the two portrait orderings
