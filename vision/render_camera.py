@@ -231,13 +231,14 @@ def _noise_tile(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.floa
         gen = np.random.default_rng(20261129)
         luma = gen.normal(0, 1, (_TILE, _TILE, 1)).astype(np.float32)
         _NOISE_TILE = luma + gen.normal(0, 0.5, (_TILE, _TILE, 3)).astype(np.float32)
-    tile = _NOISE_TILE
-    if h > tile.shape[0] or w > tile.shape[1]:  # grow (and keep) a tiled copy for large frames
-        reps = (h // _TILE + 2, w // _TILE + 2, 1)
-        _NOISE_TILE = tile = np.tile(_NOISE_TILE[:_TILE, :_TILE], reps)
-    th, tw = tile.shape[:2]
-    y, x = int(rng.integers(th - h + 1)), int(rng.integers(tw - w + 1))
-    out = tile[y : y + h, x : x + w]
+    # The tiled array repeats with period _TILE, so a cut at offset (y, x) < _TILE is the same
+    # whatever size the array has grown to: results never depend on earlier calls.
+    base = _NOISE_TILE[:_TILE, :_TILE]
+    if h + _TILE > _NOISE_TILE.shape[0] or w + _TILE > _NOISE_TILE.shape[1]:
+        reps = ((h + _TILE) // _TILE + 1, (w + _TILE) // _TILE + 1, 1)
+        _NOISE_TILE = np.tile(base, reps)
+    y, x = int(rng.integers(_TILE)), int(rng.integers(_TILE))
+    out = _NOISE_TILE[y : y + h, x : x + w]
     return out[::-1] if rng.random() < 0.5 else out
 
 
