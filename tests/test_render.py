@@ -256,3 +256,8 @@ def test_results_do_not_depend_on_earlier_calls() -> None:
     render_table(DECK[:2], np.random.default_rng(0), size=(2400, 1800), strength=0.5)
     after, _ = render_training_batch(cards, seed=5)
     assert np.array_equal(before, after)
+
+
+def test_render_card_rejects_tiny_sizes() -> None:
+    with pytest.raises(ValueError, match="8 x 8"):
+        render_card(DECK[0], np.random.default_rng(0), size=(4, 6))

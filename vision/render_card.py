@@ -279,6 +279,9 @@ def render_card_and_mask(
     Returns:
         ``(image, mask)``: (h, w, 3) uint8 BGR card (outside the rounded corners: paper colour)
         and (h, w) float32 alpha in 0..1 (0 outside the rounded corners).
+
+    Raises:
+        ValueError: if ``size`` is below 8 x 8 pixels.
     """
     if style is None:
         style = sample_style(rng)
@@ -331,6 +334,9 @@ def render_card(
 
     Returns:
         (h, w, 3) uint8 BGR image.
+
+    Raises:
+        ValueError: if ``size`` is below 8 x 8 pixels.
     """
     img, mask = render_card_and_mask(card, rng, style, size)
     bg = np.array(corner_colour, np.float32)
