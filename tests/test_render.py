@@ -261,3 +261,11 @@ def test_results_do_not_depend_on_earlier_calls() -> None:
 def test_render_card_rejects_tiny_sizes() -> None:
     with pytest.raises(ValueError, match="8 x 8"):
         render_card(DECK[0], np.random.default_rng(0), size=(4, 6))
+
+
+def test_negative_margin_runs_cards_off_the_frame_edge() -> None:
+    rng = np.random.default_rng(3)
+    frame, corners = render_table(DECK[:12], rng, "wood", (640, 480), margin=-0.08, strength=0)
+    outside = (corners[..., 0] < 0) | (corners[..., 0] > 639) | (corners[..., 1] < 0)
+    outside |= corners[..., 1] > 479
+    assert outside.any() and not outside.all()
