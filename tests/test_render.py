@@ -253,7 +253,7 @@ def test_shipped_sample_matches_its_ground_truth() -> None:
 def test_results_do_not_depend_on_earlier_calls() -> None:
     cards = list(DECK[:4])
     before, _ = render_training_batch(cards, seed=5)
-    render_table(DECK[:2], np.random.default_rng(0), size=(2400, 1800), strength=0.5)
+    render_table(DECK[:2], np.random.default_rng(0), size=(1100, 700), strength=0.5)
     after, _ = render_training_batch(cards, seed=5)
     assert np.array_equal(before, after)
 
