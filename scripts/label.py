@@ -469,6 +469,10 @@ class Store:
             self._sources[name] = {p.path: p for p in photos}
         return self._sources[name]
 
+    def forget(self, name: str) -> None:
+        """Drop the cached copy of a source's file (re-read on next access)."""
+        self._sources.pop(name, None)
+
     def all_sources(self) -> list[str]:
         return sorted({f.stem for f in self.folder.glob("*.json")} | set(self._sources))
 
@@ -758,6 +762,7 @@ def seed(
             if method in ("detector", "both"):
                 raise typer.BadParameter("vision.detect is not available") from None
     for rel in dict.fromkeys(rels):
+        store.forget(source_of(rel))  # another process may have reviewed it meanwhile
         old = store.get(rel)
         if old is not None and old.reviewed and not force:
             typer.echo(f"skip {rel} (reviewed)")
