@@ -253,10 +253,14 @@ def _masks(small: npt.NDArray[np.uint8]) -> list[np.ndarray]:
     seams = cv2.morphologyEx(white, cv2.MORPH_BLACKHAT, _KERNEL7)
     cuts = cv2.bitwise_or(edges, cv2.threshold(seams, 7, 255, cv2.THRESH_BINARY)[1])
     keep = cv2.bitwise_not(cv2.dilate(cuts, _KERNEL3))
-    return [base[0]] + [cv2.bitwise_and(m, keep) for m in base] + [keep]
+    # Faint edges (a card on a white tray or desk): a sensitive edge map, its gaps closed.
+    faint = cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 0), 10, 25, L2gradient=True)
+    faint = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
+    return [base[0]] + [cv2.bitwise_and(m, keep) for m in base] + [keep, faint]
 
 
 _KERNEL3: Final = np.ones((3, 3), np.uint8)
+_KERNEL5: Final = np.ones((5, 5), np.uint8)
 _KERNEL7: Final = np.ones((7, 7), np.uint8)
 
 
@@ -498,7 +502,7 @@ def _select(quads: np.ndarray, scores: np.ndarray, min_member: float | None = No
             j = clash[0]
             big, small = (i, j) if areas[i] > areas[j] else (j, i)
             margin = _inset(quads[small], quads[big])
-            if margin > 0.06 * np.sqrt(areas[big]):
+            if margin > 0.06 * np.sqrt(areas[big]) and areas[small] > 0.35 * areas[big]:
                 # A card inside a larger white frame (a tray cell, a box lid): the card.
                 prefer = small
             elif areas[big] > 1.15 * areas[small] and scores[big] >= 0.7 * scores[small]:
@@ -589,9 +593,33 @@ def _refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
 
 
 def _refine_pass(frame: np.ndarray, quads: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """One pass of :func:`_refine`, all sides of all quads sampled with one ``cv2.remap``."""
+    """One pass of :func:`_refine`: the strongest edge within +-reach of each side."""
+    out, _ = _snap_sides(frame, quads, -reach, reach, centred=True)
+    return out
+
+
+def _snap_sides(
+    image: np.ndarray,
+    quads: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    centred: bool,
+    min_step: float = 4.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Move each side of each clockwise quad to the strongest edge at offsets [lo, hi] px.
+
+    Offsets are along the side's outward normal (negative: inwards); all sides of all quads
+    are sampled with one ``cv2.remap`` (``_SAMPLES`` profiles of ``_STEPS`` points per side).
+    With ``centred`` the search favours small moves (a Gaussian weight). An edge is a step of
+    at least ``min_step`` grey levels between samples. A side whose edge is unclear, or whose
+    new line is not parallel to it, keeps its old line.
+
+    Returns:
+        (quads moved (N, 4, 2), (N, 4) bool: the side found an edge).
+    """
     n = len(quads)
-    h, w = frame.shape[:2]
+    h, w = image.shape[:2]
     a = quads.reshape(-1, 2)  # (4n, 2) side starts
     b = np.roll(quads, -1, axis=1).reshape(-1, 2)
     d = b - a
@@ -600,18 +628,21 @@ def _refine_pass(frame: np.ndarray, quads: np.ndarray, reach: np.ndarray) -> np.
     normal = np.stack([d[:, 1], -d[:, 0]], axis=1)  # outward for clockwise quads (y down)
     t = np.linspace(0.15, 0.85, _SAMPLES)
     base = a[:, None, :] + t[None, :, None] * length[:, :, None] * d[:, None, :]  # (4n, S, 2)
-    u = np.linspace(-1.0, 1.0, _STEPS)
-    r = np.repeat(reach, 4)  # (4n,)
-    offs = u[None, :] * r[:, None]  # (4n, O)
+    u = np.linspace(0.0, 1.0, _STEPS)
+    lo4, hi4 = np.repeat(lo, 4), np.repeat(hi, 4)  # (4n,)
+    offs = lo4[:, None] + u[None, :] * (hi4 - lo4)[:, None]  # (4n, O)
     pts = base[:, :, None, :] + offs[:, None, :, None] * normal[:, None, None, :]  # (4n,S,O,2)
     maps = pts.reshape(-1, _STEPS, 2).astype(np.float32)
     prof = cv2.remap(
-        frame, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
     prof = prof.min(axis=2).astype(np.float32).reshape(4 * n, _SAMPLES, _STEPS)
     grad = np.abs(np.diff(prof, axis=2))  # between steps i and i+1
-    weight = np.exp(-0.5 * (((u[:-1] + u[1:]) / 2) / 0.6) ** 2)
-    wgrad = grad * weight[None, None, :]
+    if centred:
+        mids = (u[:-1] + u[1:]) - 1.0  # -1 .. 1
+        wgrad = grad * np.exp(-0.5 * (mids / 0.6) ** 2)[None, None, :]
+    else:
+        wgrad = grad
     best = wgrad.argmax(axis=2)
     peak = np.take_along_axis(grad, best[..., None], axis=2)[..., 0]
     left = np.take_along_axis(wgrad, np.maximum(best - 1, 0)[..., None], axis=2)[..., 0]
@@ -620,16 +651,23 @@ def _refine_pass(frame: np.ndarray, quads: np.ndarray, reach: np.ndarray) -> np.
     denom = left - 2 * mid + right
     sub = np.where(np.abs(denom) > 1e-6, 0.5 * (left - right) / np.where(denom == 0, 1, denom), 0)
     pos = best + 0.5 + np.clip(sub, -0.5, 0.5)  # in steps, between sample i and i+1
-    step = 2.0 * r / (_STEPS - 1)
-    off = -r[:, None] + pos * step[:, None]
+    step = (hi4 - lo4) / (_STEPS - 1)
+    off = lo4[:, None] + pos * step[:, None]
     edge = base + off[..., None] * normal[:, None, :]  # (4n, S, 2)
     inside = (base[..., 0] >= 0) & (base[..., 0] < w) & (base[..., 1] >= 0) & (base[..., 1] < h)
-    valid = inside & (peak > 4.0) & (best > 0) & (best < _STEPS - 2)
+    valid = inside & (peak > min_step) & (best > 0) & (best < _STEPS - 2)
+    tol = np.maximum(np.abs(hi4 - lo4) / 2, 1.0)
     out = quads.copy()
+    found = np.zeros((n, 4), dtype=bool)
     for c in range(n):
         lines = []
         for s in range(4 * c, 4 * c + 4):
-            sel = valid[s]
+            sel = valid[s].copy()
+            if np.count_nonzero(sel) >= _SAMPLES // 3:
+                # Keep the samples that agree with the median offset: part of a side may show
+                # another edge (a neighbour, a shadow, a faint stretch of this one).
+                med = np.median(off[s][sel])
+                sel &= np.abs(off[s] - med) < 2.0 + 0.01 * length[s, 0]
             if np.count_nonzero(sel) < _SAMPLES // 3:
                 lines.append((a[s], d[s]))  # no clear edge (an invisible seam): keep the side
                 continue
@@ -637,20 +675,63 @@ def _refine_pass(frame: np.ndarray, quads: np.ndarray, reach: np.ndarray) -> np.
                 edge[s][sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01
             ).ravel()
             p0, dv = np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
-            # The new line must pass near both ends of the old side (else it is another edge:
-            # a neighbouring card's, or a shadow's).
+            # The new line must run along the old side: both ends within the search band and
+            # about equally far (else it is another edge: a neighbour's, or a shadow's).
             ends = np.stack([a[s], b[s]]) - p0
-            if np.abs(ends[:, 0] * dv[1] - ends[:, 1] * dv[0]).max() > r[s]:
+            dist = ends[:, 0] * dv[1] - ends[:, 1] * dv[0]
+            if (
+                np.abs(dist).max() > max(abs(lo4[s]), abs(hi4[s]))
+                or abs(dist[0] - dist[1]) > tol[s]
+            ):
                 lines.append((a[s], d[s]))
                 continue
             lines.append((p0, dv))
+            rel = edge[s][sel] - p0
+            resid = np.abs(rel[:, 0] * dv[1] - rel[:, 1] * dv[0])
+            found[c, s - 4 * c] = np.count_nonzero(resid < 1.5) >= 0.3 * _SAMPLES
         corners = _line_intersections(lines)
-        if corners is None or np.abs(corners - quads[c]).max() > 2.5 * reach[c]:
+        if corners is None:
+            found[c] = False
             continue
         corners = _clockwise(corners)
-        if _quad_area(corners) > 0.7 * _quad_area(quads[c]):
+        reach = max(np.abs(lo[c]), np.abs(hi[c]))
+        if np.abs(corners - quads[c]).max() > 2.5 * reach:
+            found[c] = False
+            continue
+        if _quad_area(corners) > 0.3 * _quad_area(quads[c]):
             out[c] = corners
-    return out
+    return out, found
+
+
+def _white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N,) bool: the surface just outside each quad is as bright as the paper just inside it
+    (the quad may be a white frame around a card, not the card itself)."""
+    centres = quads.mean(axis=1, keepdims=True)
+    t = np.linspace(0.1, 0.9, 8)
+    a, b = quads, np.roll(quads, -1, axis=1)
+    edge = a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]  # (N,4,8,2)
+    edge = edge.reshape(len(quads), -1, 2)
+    outside = centres + 1.1 * (edge - centres)
+    inside = centres + 0.92 * (edge - centres)
+    pts = np.stack([outside, inside], axis=1).astype(np.float32)  # (N, 2, 32, 2)
+    flat = pts.reshape(-1, 32, 2)
+    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
+    lum = vals.min(axis=2).astype(np.float32).reshape(len(quads), 2, 32)
+    out_l, in_l = np.median(lum[:, 0], axis=1), np.median(lum[:, 1], axis=1)
+    return out_l >= 0.85 * in_l
+
+
+def _inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each quad, a card-like quad inset inside it (a card in a tray cell or on a white
+    box lid, whose own edge is too faint to close a region): (N, 4, 2) and (N,) bool found."""
+    short = np.minimum(
+        np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1),
+        np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
+    )
+    inner, found = _snap_sides(
+        small, quads, -0.3 * short, -0.03 * short, centred=False, min_step=2.5
+    )
+    return inner, found.all(axis=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -718,7 +799,24 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             quad, focal, centre, None if median is None else _quad_area(quad) / median
         )
     ]
-    final = [(_fit_outline(outlines[i], quads[i]), scores[i], cut[i]) for i in kept]
+    # A card inside a larger white frame (a tray cell, a box lid) whose own edge is too faint
+    # to close a region: look for a card-shaped quad inset in each found quad.
+    inset = {}
+    framed = kept[_white_surround(small, quads[kept]) & ~cut[kept]] if len(kept) else kept
+    if len(framed):
+        inner, ok = _inner_cards(small, quads[framed])
+        if ok.any():
+            ratio = _quad_area(inner) / np.maximum(areas[framed], 1e-9)
+            ok &= (ratio > 0.35) & (ratio < 0.9)
+            paper, content = _probe_scores(small, inner)
+            inner_scores = _aspect_score(inner, focal, centre) * paper * content
+            ok &= inner_scores >= max(min_score, 0.8)
+            for idx in np.flatnonzero(ok):
+                inset[int(framed[idx])] = inner[idx]
+    final = [
+        (inset[i] if i in inset else _fit_outline(outlines[i], quads[i]), scores[i], cut[i])
+        for i in kept
+    ]
     if cells:
         cells_arr = np.array(cells)
         paper, content = _probe_scores(small, cells_arr)
@@ -739,7 +837,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             all_scores = np.concatenate([scores[single], cell_scores[ok]])
             chosen = _select(all_quads, all_scores, None if median is None else 0.4 * median)
             final = [
-                (_fit_outline(outlines[single[i]], all_quads[i]), all_scores[i], cut[single[i]])
+                (
+                    inset.get(int(single[i]))
+                    if int(single[i]) in inset
+                    else _fit_outline(outlines[single[i]], all_quads[i]),
+                    all_scores[i],
+                    cut[single[i]],
+                )
                 if i < len(single)
                 else (all_quads[i], all_scores[i], False)
                 for i in chosen
