@@ -226,13 +226,14 @@ def _shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
     return cv2.resize(half, (ww, hh), interpolation=cv2.INTER_AREA), k
 
 
-def _masks(small: npt.NDArray[np.uint8]) -> list[np.ndarray]:
-    """Binary candidate masks (uint8 0/255) of the working image.
+def _masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Binary candidate masks (uint8 0/255) of the working image, and an edge map.
 
     Whiteness thresholds (global, around Otsu's level, and local) find paper on darker or
     coloured surfaces; the same masks cut along edges and along thin dark lines (the seam
     between two touching cards, found by a black-hat filter) separate touching cards; the
-    regions enclosed by edges alone find cards on white desks.
+    regions enclosed by edges alone find cards on white desks. The edge map (faint edges) is
+    for outlines that do not close (a white card on a white desk shows three sides at best).
     """
     white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
     white = cv2.GaussianBlur(white, (3, 3), 0)
@@ -255,8 +256,9 @@ def _masks(small: npt.NDArray[np.uint8]) -> list[np.ndarray]:
     keep = cv2.bitwise_not(cv2.dilate(cuts, _KERNEL3))
     # Faint edges (a card on a white tray or desk): a sensitive edge map, its gaps closed.
     faint = cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 0), 10, 25, L2gradient=True)
-    faint = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
-    return [base[0]] + [cv2.bitwise_and(m, keep) for m in base] + [keep, faint]
+    closed = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
+    masks = [base[0]] + [cv2.bitwise_and(m, keep) for m in base] + [keep, closed]
+    return masks, cv2.dilate(faint, _KERNEL3)
 
 
 _KERNEL3: Final = np.ones((3, 3), np.uint8)
@@ -298,7 +300,9 @@ def _fit_sides(points: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     return _clockwise(corners)
 
 
-def _candidates(masks: list[np.ndarray], min_area: float, max_area: float) -> list[tuple]:
+def _candidates(
+    masks: list[np.ndarray], min_area: float, max_area: float, edges: np.ndarray | None = None
+) -> list[tuple]:
     """(quad, fill, cut, outline) for every region outline that is roughly four-sided.
 
     ``quad`` is the clockwise four-sided polygon around the region (``cv2.approxPolyN``), fill
@@ -348,6 +352,50 @@ def _candidates(masks: list[np.ndarray], min_area: float, max_area: float) -> li
                 )
                 cut = contact > 0.25 * min(rw, rh)
             out.append((quad, fill, cut, contour))
+    if edges is not None:
+        out += _outline_candidates(edges, min_area, max_area, seen)
+    return out
+
+
+def _outline_candidates(
+    edges: np.ndarray, min_area: float, max_area: float, seen: set[tuple[int, int, int, int]]
+) -> list[tuple]:
+    """Quads around connected edge chains that run along most of a quad's perimeter.
+
+    The convex hull of a card outline seen on three sides is the whole card.
+    """
+    h, w = edges.shape
+    out = []
+    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    min_perimeter = 3.0 * np.sqrt(min_area)
+    for contour in contours:
+        if len(contour) < min_perimeter:
+            continue
+        x, y, bw, bh = cv2.boundingRect(contour)
+        if bw * bh < min_area or bw * bh > 2.5 * max_area:
+            continue
+        key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
+        if key in seen:
+            continue
+        seen.add(key)
+        hull = cv2.convexHull(contour)
+        hull_area = cv2.contourArea(hull)
+        if hull_area < min_area or hull_area > max_area:
+            continue
+        approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
+        if approx is None or approx.size != 8:
+            continue
+        quad = _clockwise(approx.reshape(4, 2).astype(np.float64))
+        perimeter = float(np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1).sum())
+        chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
+        if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
+            continue
+        fill = hull_area / max(float(_quad_area(quad)), 1e-9)
+        if fill < 0.85:
+            continue
+        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+            continue
+        out.append((quad, fill, False, hull))
     return out
 
 
@@ -372,16 +420,19 @@ _PROBE_TARGET: Final = np.array(
 )
 
 
-def _probe_scores(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _probe_scores(
+    small: np.ndarray, quads: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Paper and content scores (N,) in [0, 1] from a tiny upright warp of each quad.
 
     Paper: the border band's median colour is bright and near neutral. Content: some ink inside
     (symbols), little ink in the border band. Ink is a pixel darker than the paper around it,
-    more colourful than the paper, or very dark.
+    more colourful than the paper, or very dark. Also returns (N,) bool "upright": the ink
+    stands along the quad's long side, as in two cards side by side.
     """
     n = len(quads)
     if n == 0:
-        return np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
     wide = _rect_ratio(quads, None, np.zeros(2)) > 1.0
     quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
     probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
@@ -411,8 +462,9 @@ def _probe_scores(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.
     crosswise = np.array([_crosswise_share(m) for m in ink & _INNER])
     # SET symbols lie across the card (wider than tall in an upright card): a quad whose ink
     # stands upright is two cards side by side, or a card seen sideways within something.
-    content = content * np.where(crosswise < 0.4, 0.3, 1.0)
-    return paper, content
+    upright = crosswise < 0.4
+    content = content * np.where(upright, 0.3, 1.0)
+    return paper, content, upright
 
 
 def _crosswise_share(ink: np.ndarray) -> float:
@@ -764,7 +816,8 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         return CardDetections.empty()
     small, k = _shrink(frame)
     sh, sw = small.shape[:2]
-    cands = _candidates(_masks(small), _MIN_CARD_AREA, _MAX_CARD_FRACTION * sh * sw)
+    masks, edges = _masks(small)
+    cands = _candidates(masks, _MIN_CARD_AREA, _MAX_CARD_FRACTION * sh * sw, edges)
     if not cands:
         return CardDetections.empty()
     quads = np.array([c[0] for c in cands], dtype=np.float64)
@@ -782,7 +835,8 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     outlines = [cands[i][3] for i in order]
     good = pre > 0.2
     scores = np.zeros(len(quads))
-    paper, content = _probe_scores(small, quads[good])
+    upright = np.zeros(len(quads), dtype=bool)
+    paper, content, upright[good] = _probe_scores(small, quads[good])
     scores[good] = pre[good] * paper * content
     single = np.flatnonzero(scores >= min_score)
     kept = single[_select(quads[single], scores[single])]
@@ -792,6 +846,8 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     parents = (fill >= 0.88) & ~cut
     if median is not None:
         parents &= areas > 1.6 * median
+    else:  # no card found: only regions whose ink says "cards side by side"
+        parents &= upright
     cells = [
         cell
         for quad in quads[parents]
@@ -808,7 +864,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         if ok.any():
             ratio = _quad_area(inner) / np.maximum(areas[framed], 1e-9)
             ok &= (ratio > 0.35) & (ratio < 0.9)
-            paper, content = _probe_scores(small, inner)
+            paper, content, _ = _probe_scores(small, inner)
             inner_scores = _aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
             for idx in np.flatnonzero(ok):
@@ -819,7 +875,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     ]
     if cells:
         cells_arr = np.array(cells)
-        paper, content = _probe_scores(small, cells_arr)
+        paper, content, _ = _probe_scores(small, cells_arr)
         cell_scores = 0.95 * _aspect_score(cells_arr, focal, centre) * paper * content
         ok = cell_scores >= min_score
         if median is not None:
