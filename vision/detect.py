@@ -39,7 +39,7 @@ from vision.warp import CARD_ASPECT
 __all__ = ["CardDetections", "MIN_SCORE", "WORK_LONG_SIDE", "find_cards", "order_corners"]
 
 #: Target long side of the working image in pixels (the frame is shrunk by an integer factor).
-WORK_LONG_SIDE: Final = 800
+WORK_LONG_SIDE: Final = 640
 #: Detections scoring below this are dropped.
 MIN_SCORE: Final = 0.5
 
@@ -187,9 +187,13 @@ def _points_in_quads(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
     return (cross >= 0).all(axis=2)
 
 
+_NEXT: Final = np.array([1, 2, 3, 0])
+
+
 def _quad_area(quads: np.ndarray) -> np.ndarray:
+    """Area of each quad (..., 4, 2) by the shoelace formula."""
     x, y = quads[..., 0], quads[..., 1]
-    return 0.5 * np.abs((x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y).sum(axis=-1))
+    return 0.5 * np.abs((x * y[..., _NEXT] - x[..., _NEXT] * y).sum(axis=-1))
 
 
 def _line_intersections(lines: np.ndarray) -> np.ndarray | None:
@@ -229,35 +233,27 @@ def _shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
 def _masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:
     """Binary candidate masks (uint8 0/255) of the working image, and an edge map.
 
-    Whiteness thresholds (global, around Otsu's level, and local) find paper on darker or
-    coloured surfaces; the same masks cut along edges and along thin dark lines (the seam
-    between two touching cards, found by a black-hat filter) separate touching cards; the
-    regions enclosed by edges alone find cards on white desks. The edge map (faint edges) is
-    for outlines that do not close (a white card on a white desk shows three sides at best).
+    A whiteness threshold (Otsu's level of the per-pixel channel minimum) finds paper on darker
+    or coloured surfaces; the same mask cut along edges and along thin dark lines (the seam
+    between two touching cards, found by a black-hat filter) separates touching cards; the
+    regions enclosed by edges alone (normal and faint edges) find cards on light surfaces and
+    under uneven light. The edge map (faint edges) is for outlines that do not close (a white
+    card on a white desk shows three sides at best). Measured on the annotated photos, more
+    threshold levels and a local (adaptive) threshold added nothing.
     """
     white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
     white = cv2.GaussianBlur(white, (3, 3), 0)
-    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    h, w = white.shape
-    otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    hi = float(np.percentile(white[::4, ::4], 99))
-    block = (max(h, w) // 6) | 1
-    base = [
-        cv2.threshold(white, otsu, 255, cv2.THRESH_BINARY)[1],
-        cv2.threshold(white, int((otsu + hi) / 2), 255, cv2.THRESH_BINARY)[1],
-        cv2.threshold(white, max(int(otsu * 0.75 + 0.25 * hi) - 20, 1), 255, cv2.THRESH_BINARY)[1],
-        cv2.adaptiveThreshold(
-            white, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, block, -10
-        ),
-    ]
-    edges = cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 0), 20, 50, L2gradient=True)
+    grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    _, paper = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    dx = cv2.Sobel(grey, cv2.CV_16S, 1, 0)
+    dy = cv2.Sobel(grey, cv2.CV_16S, 0, 1)
+    edges = cv2.Canny(dx, dy, 20, 50, L2gradient=True)
+    faint = cv2.Canny(dx, dy, 10, 25, L2gradient=True)
     seams = cv2.morphologyEx(white, cv2.MORPH_BLACKHAT, _KERNEL7)
     cuts = cv2.bitwise_or(edges, cv2.threshold(seams, 7, 255, cv2.THRESH_BINARY)[1])
     keep = cv2.bitwise_not(cv2.dilate(cuts, _KERNEL3))
-    # Faint edges (a card on a white tray or desk): a sensitive edge map, its gaps closed.
-    faint = cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 0), 10, 25, L2gradient=True)
     closed = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
-    masks = [base[0]] + [cv2.bitwise_and(m, keep) for m in base] + [keep, closed]
+    masks = [paper, cv2.bitwise_and(paper, keep), keep, closed]
     return masks, cv2.dilate(faint, _KERNEL3)
 
 
@@ -271,8 +267,9 @@ _KERNEL7: Final = np.ones((7, 7), np.uint8)
 
 
 def _clockwise(quad: np.ndarray) -> np.ndarray:
+    """The quad (4, 2) with its corners in clockwise screen order (y down)."""
     x, y = quad[:, 0], quad[:, 1]
-    signed = (x * np.roll(y, -1) - np.roll(x, -1) * y).sum()
+    signed = (x * y[_NEXT] - x[_NEXT] * y).sum()
     return quad if signed > 0 else quad[::-1].copy()
 
 
@@ -328,7 +325,7 @@ def _candidates(
                 continue
             seen.add(key)
             area = cv2.contourArea(contour)
-            if area < min_area or area > max_area:
+            if area < min_area or area > max_area or area < 0.35 * bw * bh:
                 continue
             (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
             if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
@@ -627,7 +624,7 @@ def _grid_split(
 # --------------------------------------------------------------------------------------------
 # full-resolution refinement
 
-_SAMPLES: Final = 24  # profiles per side
+_SAMPLES: Final = 20  # profiles per side
 _STEPS: Final = 25  # samples per profile
 
 

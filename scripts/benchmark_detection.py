@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Time card detection and warping on one core: median and p95 per frame size.
+
+Frames are real table photos from ``../shared/datasets/tables`` resized to 720p, 1080p and
+12 MP (4032 x 3024, or 3024 x 4032 for portrait photos), plus the photos kept at full camera
+resolution (``tables/pclewis/resources/crazy.jpg`` at 16 MP, a maormagori photo at 12 MP).
+Decoding is not timed. Each frame is run ``--repeat`` times after one warm-up call; every run
+counts. Both wall-clock and process CPU time are reported: on a shared, loaded machine the CPU
+time is the fairer number (the load average is printed).
+
+    python scripts/benchmark_detection.py                 # 20 photos, 3 repeats
+    python scripts/benchmark_detection.py --photos 40 --json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import cv2
+import numpy as np
+import typer
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from vision.data import read_csv, shared_datasets  # noqa: E402
+from vision.detect import find_cards  # noqa: E402
+from vision.io import load_image  # noqa: E402
+from vision.warp import warp_cards  # noqa: E402
+
+SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "12MP": (4032, 3024)}
+FULL_RESOLUTION = {
+    "tables/pclewis/resources/crazy.jpg",
+    "tables/maormagori/photos/20200221_161754.jpg",
+}
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+def _time(frame: np.ndarray, repeat: int) -> tuple[list[float], list[float], list[float], int]:
+    """(wall ms, cpu ms, warp-only wall ms) per run and the card count, after a warm-up."""
+    detections = find_cards(frame)
+    warp_cards(frame, detections.corners)
+    walls, cpus, warps = [], [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        detections = find_cards(frame)
+        w1 = time.perf_counter()
+        warp_cards(frame, detections.corners)
+        w2, c2 = time.perf_counter(), time.process_time()
+        walls.append((w2 - w0) * 1e3)
+        cpus.append((c2 - c0) * 1e3)
+        warps.append((w2 - w1) * 1e3)
+    return walls, cpus, warps, len(detections)
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    a = np.asarray(values)
+    return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": len(a)}
+
+
+@app.command()
+def main(
+    photos: Annotated[int, typer.Option(help="How many shared photos to resize.")] = 20,
+    repeat: Annotated[int, typer.Option(help="Timed runs per frame.")] = 3,
+    seed: Annotated[int, typer.Option(help="Photo sample seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Median and p95 of find_cards + warp_cards per frame size, one OpenCV thread."""
+    cv2.setNumThreads(1)
+    root = shared_datasets()
+    assert root is not None
+    rows = [r for r in read_csv("tables.csv") if r["labels"] != "negative"]
+    rng = np.random.default_rng(seed)
+    chosen = [rows[i] for i in rng.choice(len(rows), size=min(photos, len(rows)), replace=False)]
+    results: dict[str, dict[str, list[float]]] = {}
+
+    def add(name: str, frame: np.ndarray) -> None:
+        walls, cpus, warps, _ = _time(frame, repeat)
+        entry = results.setdefault(name, {"wall": [], "cpu": [], "warp": []})
+        entry["wall"] += walls
+        entry["cpu"] += cpus
+        entry["warp"] += warps
+
+    for row in chosen:
+        photo = load_image(root / row["path"])
+        portrait = photo.shape[0] > photo.shape[1]
+        for name, (w, h) in SIZES.items():
+            size = (h, w) if portrait else (w, h)
+            interp = cv2.INTER_AREA if size[0] < photo.shape[1] else cv2.INTER_LINEAR
+            add(name, cv2.resize(photo, size, interpolation=interp))
+    for path in sorted(FULL_RESOLUTION):
+        if (root / path).exists():
+            photo = load_image(root / path)
+            add(f"full {photo.shape[1]}x{photo.shape[0]}", photo)
+
+    report = {
+        name: {key: _stats(values) for key, values in entry.items()}
+        for name, entry in results.items()
+    }
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    if as_json:
+        print(json.dumps({"load_average_1min": load, "results": report}, indent=2))
+        return
+    print(f"one OpenCV thread; {len(chosen)} photos x {repeat} runs; load average {load:.1f}")
+    heads = ["wall med", "wall p95", "cpu med", "cpu p95", "warp med"]
+    print(f"{'frames':<18}" + "".join(f"{h:>10}" for h in heads))
+    for name, entry in report.items():
+        print(
+            f"{name:<18}{entry['wall']['median']:>10.1f}{entry['wall']['p95']:>10.1f}"
+            f"{entry['cpu']['median']:>10.1f}{entry['cpu']['p95']:>10.1f}"
+            f"{entry['warp']['median']:>10.1f}"
+        )
+    print("(milliseconds per frame: find_cards + warp_cards; warp is the warp_cards share)")
+
+
+if __name__ == "__main__":
+    app()
