@@ -1,0 +1,1 @@
+"""Data-only package: the shipped models (installed as ``setvision_models``)."""

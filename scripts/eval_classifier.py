@@ -1,0 +1,156 @@
+"""Measure the card classifier on real crops it was not trained on.
+
+Accuracy per attribute, per card (all four right) and confusion matrices, through the runtime
+path (:class:`vision.classify.CardClassifier`, onnxruntime) on the shared crops as
+``scripts/train_classifier.py`` caches them (same preprocessing as at run time).
+
+Two evaluations:
+
+* ``holdout``: the shipped model on the fixed stratified 1,000-crop hold-out
+  (``models/card_classifier_holdout.txt``), per source;
+* ``loso`` (leave-one-source-out): for each real source, a model trained without it (same
+  recipe, ``--loso-steps`` steps; trained on demand into ``$SETVISION_CACHE/loso``) tested on
+  every crop of that source (omega697 split into verified and noisy labels).
+
+Usage::
+
+    nice .venv/bin/python scripts/eval_classifier.py              # hold-out + LOSO, writes JSON
+    nice .venv/bin/python scripts/eval_classifier.py --only holdout
+
+Results go to ``models/card_classifier_eval.json`` (the baselines that tests compare against)
+and a readable summary to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import train_classifier as tc  # noqa: E402
+
+from vision.classify import HEADS, CardClassifier  # noqa: E402
+
+RESULTS = REPO / "models" / "card_classifier_eval.json"
+
+
+def predict(model: CardClassifier, crops: np.ndarray, batch: int = 256) -> np.ndarray:
+    """(N, 4) predicted value positions."""
+    out = [
+        model.predict(np.asarray(crops[i : i + batch])).positions()
+        for i in range(0, len(crops), batch)
+    ]
+    return np.concatenate(out) if out else np.zeros((0, 4), np.int64)
+
+
+def report(name: str, pred: np.ndarray, truth: np.ndarray) -> dict:
+    """Accuracy per attribute and per card, confusion matrices (rows truth, columns predicted)."""
+    right = pred == truth
+    result = {
+        "n": int(len(truth)),
+        "per_attribute": {h: round(float(right[:, i].mean()), 5) for i, h in enumerate(HEADS)},
+        "card": round(float(right.all(axis=1).mean()), 5),
+        "cards_wrong": int((~right.all(axis=1)).sum()),
+        "confusion": {
+            h: np.bincount(truth[:, i] * 3 + pred[:, i], minlength=9).reshape(3, 3).tolist()
+            for i, h in enumerate(HEADS)
+        },
+    }
+    attrs = " ".join(f"{h} {100 * v:.2f}%" for h, v in result["per_attribute"].items())
+    print(f"{name:<40} n={len(truth):>6}  {attrs}  card {100 * result['card']:.2f}%")
+    for h in HEADS:
+        conf = result["confusion"][h]
+        if any(conf[a][b] for a in range(3) for b in range(3) if a != b):
+            labels = tc.LABELS[h]
+            errs = [
+                f"{labels[a]}->{labels[b]} {conf[a][b]}"
+                for a in range(3)
+                for b in range(3)
+                if a != b and conf[a][b]
+            ]
+            print(f"{'':<42}{h} errors: " + ", ".join(errs))
+    return result
+
+
+def evaluate_holdout(model_path: Path | None, data: dict) -> dict:
+    held = tc.holdout_paths(data)
+    idx = np.flatnonzero([p in held for p in data["paths"]])
+    model = CardClassifier(model_path)
+    pred = predict(model, data["crops"][idx])
+    truth = data["labels"][idx]
+    out = {"all": report("hold-out (all sources)", pred, truth)}
+    for s, name in enumerate(tc.SOURCES):
+        mask = data["source"][idx] == s
+        out[name] = report(f"hold-out {name}", pred[mask], truth[mask])
+        if name == "omega697":
+            for kind, noisy in (("verified", False), ("noisy", True)):
+                sub = mask & (data["noisy"][idx] == noisy)
+                if sub.any():
+                    out[f"{name}-{kind}"] = report(
+                        f"hold-out {name} ({kind})", pred[sub], truth[sub]
+                    )
+    return out
+
+
+def evaluate_loso(data: dict, steps: int, seed: int, threads: int) -> dict:
+    out = {}
+    folder = tc.cache_dir() / "loso"
+    folder.mkdir(parents=True, exist_ok=True)
+    for s, name in enumerate(tc.SOURCES):
+        path = folder / f"without-{name}-{steps}-{seed}.onnx"
+        if not path.exists():
+            print(f"training a model without {name} ({steps} steps) -> {path}", flush=True)
+            t0 = time.time()
+            tc.main(
+                ["--exclude-source", name, "--steps", str(steps), "--seed", str(seed)]
+                + ["--threads", str(threads), "--out", str(path)]
+            )
+            print(f"  trained in {time.time() - t0:.0f}s", flush=True)
+        model = CardClassifier(path)
+        idx = np.flatnonzero(data["source"] == s)
+        pred = predict(model, data["crops"][idx])
+        truth = data["labels"][idx]
+        meta = json.loads(path.with_suffix(".json").read_text())
+        res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
+        if data["noisy"][idx].any():
+            for kind, noisy in (("verified", False), ("noisy", True)):
+                sub = data["noisy"][idx] == noisy
+                res[kind] = report(f"LOSO {name} ({kind})", pred[sub], truth[sub])
+        out[name] = res
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", type=Path, default=None, help="default: the shipped model")
+    parser.add_argument("--only", choices=["holdout", "loso"], default=None)
+    parser.add_argument("--loso-steps", type=int, default=700)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads for LOSO training")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-write", action="store_true", help="do not update the results JSON")
+    args = parser.parse_args(argv)
+
+    data = tc.load_real()
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if args.only in (None, "holdout"):
+        model = CardClassifier(args.model)
+        results["holdout"] = evaluate_holdout(args.model, data)
+        results["holdout_model_sha256"] = model.info.meta["sha256"]
+    if args.only in (None, "loso"):
+        results["loso"] = evaluate_loso(data, args.loso_steps, args.seed, args.threads)
+        results["loso_steps"] = args.loso_steps
+    if not args.no_write:
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""Read count, colour, shape and fill from flat card crops with a small ONNX model.
+
+The model (``models/card_classifier.onnx``, located by :mod:`vision.models`) takes the crops
+that :func:`vision.warp.warp_cards` makes: (N, 250, 160, 3) uint8 BGR, portrait, paper
+white-balanced to ~235. It returns four heads of three logits each, in the enum order of
+:mod:`vision.cards` (count 1,2,3; colour red, green, purple; shape oval, diamond, squiggle;
+fill solid, striped, open). The preprocessing (downscale, BGR->RGB, normalisation) is read
+from the model's JSON so the runtime and the training script cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol, runtime_checkable
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.cards import ATTRIBUTES, Card
+from vision.errors import SetVisionError
+from vision.warp import CROP_HEIGHT, CROP_WIDTH, warp_cards
+
+__all__ = [
+    "HEADS",
+    "CardClassifier",
+    "CardProbabilities",
+    "Classifier",
+    "crop_single_card",
+    "preprocess",
+    "to_cards",
+]
+
+#: Output heads in order, each with its three labels in the enum order of vision.cards.
+HEADS: Final[tuple[str, ...]] = tuple(name for name, _ in ATTRIBUTES)
+_LABELS: Final[dict[str, list[str]]] = {
+    name: [str(v.value) for v in kind] for name, kind in ATTRIBUTES
+}
+
+
+def _softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class CardProbabilities:
+    """Per-attribute probabilities for N crops (each row sums to 1).
+
+    Attributes:
+        count, colour, shape, fill: (N, 3) float32 probabilities in the enum order of
+            :mod:`vision.cards` (e.g. colour columns are red, green, purple).
+        logits: (N, 12) float32 raw model outputs, heads concatenated in the same order.
+    """
+
+    count: npt.NDArray[np.float32]
+    colour: npt.NDArray[np.float32]
+    shape: npt.NDArray[np.float32]
+    fill: npt.NDArray[np.float32]
+    logits: npt.NDArray[np.float32]
+
+    def __post_init__(self) -> None:
+        n = len(self.logits)
+        if self.logits.shape != (n, 12):
+            raise ValueError(f"logits: expected (N, 12), got {self.logits.shape}")
+        for name in HEADS:
+            got = getattr(self, name)
+            if got.shape != (n, 3) or got.dtype != np.float32:
+                raise ValueError(f"{name}: expected ({n}, 3) float32, got {got.shape} {got.dtype}")
+
+    def __len__(self) -> int:
+        return len(self.logits)
+
+    @classmethod
+    def from_logits(cls, logits: npt.NDArray[np.floating]) -> CardProbabilities:
+        """Build from (N, 12) logits (heads count, colour, shape, fill; 3 each)."""
+        logits = np.asarray(logits, dtype=np.float32).reshape(-1, 12)
+        heads = {name: _softmax(logits[:, 3 * i : 3 * i + 3]) for i, name in enumerate(HEADS)}
+        return cls(logits=logits, **heads)
+
+    @classmethod
+    def empty(cls) -> CardProbabilities:
+        """Probabilities for no crops."""
+        return cls.from_logits(np.zeros((0, 12), np.float32))
+
+    def stacked(self) -> npt.NDArray[np.float32]:
+        """(N, 4, 3) float32: the four heads stacked in the order count, colour, shape, fill."""
+        return np.stack([getattr(self, name) for name in HEADS], axis=1)
+
+    def positions(self) -> npt.NDArray[np.int64]:
+        """(N, 4) int64: the most probable value position (0..2) of each attribute."""
+        return self.stacked().argmax(axis=2)
+
+    def confidence(self) -> npt.NDArray[np.float32]:
+        """(N,) float32: product of the four maximum probabilities (the card's confidence)."""
+        return self.stacked().max(axis=2).prod(axis=1).astype(np.float32)
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """Anything that turns (N, 250, 160, 3) uint8 BGR crops into :class:`CardProbabilities`."""
+
+    def predict(self, crops: npt.NDArray[np.uint8]) -> CardProbabilities: ...
+
+
+def to_cards(probs: CardProbabilities) -> list[tuple[Card, float]]:
+    """The most probable card for each crop with its confidence (see ``confidence()``)."""
+    conf = probs.confidence()
+    return [
+        (Card.from_positions(tuple(int(p) for p in row)), float(c))
+        for row, c in zip(probs.positions(), conf, strict=True)
+    ]
+
+
+def preprocess(
+    crops: npt.NDArray[np.uint8],
+    input_size: tuple[int, int],
+    mean: tuple[float, float, float],
+    std: tuple[float, float, float],
+    rgb: bool = True,
+) -> npt.NDArray[np.float32]:
+    """Crops to the model's input tensor.
+
+    Args:
+        crops: (N, H, W, 3) uint8 BGR crops (normally 250 x 160).
+        input_size: model input (height, width) in pixels; crops are shrunk with INTER_AREA.
+        mean, std: per-channel normalisation on the 0..1 scale, in the model's channel order.
+        rgb: convert BGR to RGB (the model's channel order).
+
+    Returns:
+        (N, 3, height, width) float32, contiguous.
+    """
+    height, width = input_size
+    out = np.empty((len(crops), height, width, 3), np.float32)
+    for i, crop in enumerate(crops):
+        small = crop
+        if crop.shape[:2] != (height, width):
+            small = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
+        out[i] = small
+    if rgb:
+        out = out[..., ::-1]
+    out = (out / 255.0 - np.asarray(mean, np.float32)) / np.asarray(std, np.float32)
+    return np.ascontiguousarray(out.transpose(0, 3, 1, 2), dtype=np.float32)
+
+
+class CardClassifier:
+    """The ONNX card classifier: one onnxruntime session, created once.
+
+    Args:
+        path: the ``.onnx`` file; ``None`` finds it with :func:`vision.models.model_path`
+            (``$SETVISION_MODEL``, then the packaged model). Its checksum is verified.
+        threads: onnxruntime intra-op threads (1 is fastest per core for batches of ~15 cards).
+
+    Raises:
+        SetVisionError: if the model or its JSON is missing, corrupt or fails to load.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        from vision.models import load_model_info
+
+        self.info = load_model_info(path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(self.info.onnx_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime raises its own exception types
+            raise SetVisionError(
+                f"could not load the card classifier {self.info.onnx_path}: {error}"
+            ) from error
+        self._input = self._session.get_inputs()[0].name
+        meta = self.info.meta
+        if meta.get("labels") != _LABELS:
+            raise SetVisionError(
+                f"{self.info.json_path}: label order {meta.get('labels')} does not match "
+                f"vision.cards {_LABELS}; the model was made for another version"
+            )
+        self._size = (int(meta["input_height"]), int(meta["input_width"]))
+        self._mean = tuple(float(x) for x in meta["mean"])
+        self._std = tuple(float(x) for x in meta["std"])
+        self._rgb = meta["channel_order"] == "RGB"
+
+    def predict(self, crops: npt.NDArray[np.uint8]) -> CardProbabilities:
+        """Probabilities for each crop.
+
+        Args:
+            crops: (N, 250, 160, 3) uint8 BGR crops from :func:`vision.warp.warp_cards`.
+
+        Returns:
+            :class:`CardProbabilities` with N rows.
+
+        Raises:
+            ValueError: if ``crops`` is not (N, 250, 160, 3) uint8.
+        """
+        crops = np.asarray(crops)
+        if crops.ndim != 4 or crops.shape[1:] != (CROP_HEIGHT, CROP_WIDTH, 3):
+            raise ValueError(
+                f"crops: expected (N, {CROP_HEIGHT}, {CROP_WIDTH}, 3) uint8 BGR, got {crops.shape}"
+            )
+        if crops.dtype != np.uint8:
+            raise ValueError(f"crops: expected uint8, got {crops.dtype}")
+        if len(crops) == 0:
+            return CardProbabilities.empty()
+        x = preprocess(crops, self._size, self._mean, self._std, self._rgb)  # type: ignore[arg-type]
+        (logits,) = self._session.run(None, {self._input: x})
+        return CardProbabilities.from_logits(logits)
+
+
+def _order_portrait(box: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Order four corners TL, TR, BR, BL (clockwise in image coordinates) with TL->TR short."""
+    centre = box.mean(axis=0)
+    angles = np.arctan2(box[:, 1] - centre[1], box[:, 0] - centre[0])
+    box = box[np.argsort(angles)]  # clockwise on screen (y down)
+    start = int(np.argmin(box.sum(axis=1)))
+    box = np.roll(box, -start, axis=0)
+    if np.linalg.norm(box[0] - box[1]) > np.linalg.norm(box[1] - box[2]):
+        box = np.roll(box, -1, axis=0)  # landscape: make the short side the top edge
+    return box.astype(np.float32)
+
+
+def crop_single_card(
+    image: npt.NDArray[np.uint8], *, min_fill: float = 0.92
+) -> npt.NDArray[np.uint8]:
+    """Turn an image of one card (a chip, maybe with table showing around it) into a crop.
+
+    The card is the largest bright region (Otsu threshold on grey); when it covers less than
+    ``min_fill`` of the image, its minimum-area rectangle is warped, otherwise the whole image
+    is. Landscape cards are turned to portrait. This is how the training script brings the
+    shared single-card datasets into the classifier's input space.
+
+    Args:
+        image: (H, W, 3) uint8 BGR image showing one card.
+        min_fill: below this fraction of the image, the card is cut out of its background.
+
+    Returns:
+        (250, 160, 3) uint8 BGR crop, white-balanced by :func:`vision.warp.white_balance`.
+
+    Raises:
+        ValueError: if ``image`` is not (H, W, 3) uint8.
+    """
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise ValueError(f"image: expected (H, W, 3) uint8 BGR, got {image.shape} {image.dtype}")
+    h, w = image.shape[:2]
+    full = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    _, mask = cv2.threshold(
+        cv2.GaussianBlur(grey, (5, 5), 0), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU
+    )
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    quad = full
+    if contours:
+        biggest = max(contours, key=cv2.contourArea)
+        rect = cv2.minAreaRect(biggest)
+        rw, rh = rect[1]
+        if 0.3 * h * w < rw * rh < min_fill * h * w:
+            quad = cv2.boxPoints(rect).astype(np.float32)
+    return warp_cards(image, _order_portrait(quad)[None])[0]
