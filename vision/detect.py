@@ -234,12 +234,13 @@ def _masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:
     """Binary candidate masks (uint8 0/255) of the working image, and an edge map.
 
     A whiteness threshold (Otsu's level of the per-pixel channel minimum) finds paper on darker
-    or coloured surfaces; the same mask cut along edges and along thin dark lines (the seam
-    between two touching cards, found by a black-hat filter) separates touching cards; the
-    regions enclosed by edges alone (normal and faint edges) find cards on light surfaces and
-    under uneven light. The edge map (faint edges) is for outlines that do not close (a white
-    card on a white desk shows three sides at best). Measured on the annotated photos, more
-    threshold levels and a local (adaptive) threshold added nothing.
+    or coloured surfaces; the regions enclosed by edges and thin dark lines (the seam between
+    two touching cards, found by a black-hat filter) separate touching cards and find cards on
+    light surfaces and under uneven light; the regions enclosed by faint edges (gaps closed)
+    find cards on white trays. The edge map (faint edges) is for outlines that do not close (a
+    white card on a white desk shows three sides at best). Measured on the annotated photos,
+    more threshold levels, a local (adaptive) threshold and the threshold mask cut by the edges
+    added nothing.
     """
     white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
     white = cv2.GaussianBlur(white, (3, 3), 0)
@@ -253,8 +254,7 @@ def _masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:
     cuts = cv2.bitwise_or(edges, cv2.threshold(seams, 7, 255, cv2.THRESH_BINARY)[1])
     keep = cv2.bitwise_not(cv2.dilate(cuts, _KERNEL3))
     closed = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
-    masks = [paper, cv2.bitwise_and(paper, keep), keep, closed]
-    return masks, cv2.dilate(faint, _KERNEL3)
+    return [paper, keep, closed], cv2.dilate(faint, _KERNEL3)
 
 
 _KERNEL3: Final = np.ones((3, 3), np.uint8)
@@ -705,51 +705,66 @@ def _snap_sides(
     edge = base + off[..., None] * normal[:, None, :]  # (4n, S, 2)
     inside = (base[..., 0] >= 0) & (base[..., 0] < w) & (base[..., 1] >= 0) & (base[..., 1] < h)
     valid = inside & (peak > min_step) & (best > 0) & (best < _STEPS - 2)
+    # Keep the samples that agree with the median offset: part of a side may show another
+    # edge (a neighbour, a shadow, a faint stretch of this one).
+    enough = valid.sum(axis=1) >= _SAMPLES // 3
+    valid &= enough[:, None]
+    if enough.any():
+        med = np.zeros(len(off))
+        med[enough] = np.nanmedian(np.where(valid[enough], off[enough], np.nan), axis=1)
+        valid &= np.abs(off - med[:, None]) < 2.0 + 0.01 * length
+    count = valid.sum(axis=1)
+    ok = count >= _SAMPLES // 3
+    # Total least squares line through each side's samples, all sides at once.
+    wts = valid.astype(np.float64)
+    cnt = np.maximum(count, 1)[:, None]
+    mean = (edge * wts[..., None]).sum(axis=1) / cnt  # (4n, 2)
+    dev = (edge - mean[:, None, :]) * wts[..., None]
+    sxx, syy = (dev[..., 0] ** 2).sum(axis=1), (dev[..., 1] ** 2).sum(axis=1)
+    sxy = (dev[..., 0] * dev[..., 1]).sum(axis=1)
+    angle = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    direction = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    direction *= np.where((direction * d).sum(axis=1) < 0, -1.0, 1.0)[:, None]
+    # The new line must run along the old side: both ends within the search band and about
+    # equally far (else it is another edge: a neighbour's, or a shadow's).
+    cross = lambda p: (p - mean)[:, 0] * direction[:, 1] - (p - mean)[:, 1] * direction[:, 0]  # noqa: E731
+    dist_a, dist_b = cross(a), cross(b)
+    band = np.maximum(np.abs(lo4), np.abs(hi4))
     tol = np.maximum(np.abs(hi4 - lo4) / 2, 1.0)
+    ok &= (np.maximum(np.abs(dist_a), np.abs(dist_b)) <= band) & (np.abs(dist_a - dist_b) <= tol)
+    rel = edge - mean[:, None, :]
+    resid = np.abs(rel[..., 0] * direction[:, None, 1] - rel[..., 1] * direction[:, None, 0])
+    straight = ((resid < 1.5) & valid).sum(axis=1) >= 0.3 * _SAMPLES
+    point = np.where(ok[:, None], mean, a)
+    direction = np.where(ok[:, None], direction, d)
+    corners = _intersect_sides(point.reshape(n, 4, 2), direction.reshape(n, 4, 2))
+    found = (ok & straight).reshape(n, 4)
     out = quads.copy()
-    found = np.zeros((n, 4), dtype=bool)
     for c in range(n):
-        lines = []
-        for s in range(4 * c, 4 * c + 4):
-            sel = valid[s].copy()
-            if np.count_nonzero(sel) >= _SAMPLES // 3:
-                # Keep the samples that agree with the median offset: part of a side may show
-                # another edge (a neighbour, a shadow, a faint stretch of this one).
-                med = np.median(off[s][sel])
-                sel &= np.abs(off[s] - med) < 2.0 + 0.01 * length[s, 0]
-            if np.count_nonzero(sel) < _SAMPLES // 3:
-                lines.append((a[s], d[s]))  # no clear edge (an invisible seam): keep the side
-                continue
-            vx, vy, x0, y0 = cv2.fitLine(
-                edge[s][sel].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01
-            ).ravel()
-            p0, dv = np.array([x0, y0], np.float64), np.array([vx, vy], np.float64)
-            # The new line must run along the old side: both ends within the search band and
-            # about equally far (else it is another edge: a neighbour's, or a shadow's).
-            ends = np.stack([a[s], b[s]]) - p0
-            dist = ends[:, 0] * dv[1] - ends[:, 1] * dv[0]
-            if (
-                np.abs(dist).max() > max(abs(lo4[s]), abs(hi4[s]))
-                or abs(dist[0] - dist[1]) > tol[s]
-            ):
-                lines.append((a[s], d[s]))
-                continue
-            lines.append((p0, dv))
-            rel = edge[s][sel] - p0
-            resid = np.abs(rel[:, 0] * dv[1] - rel[:, 1] * dv[0])
-            found[c, s - 4 * c] = np.count_nonzero(resid < 1.5) >= 0.3 * _SAMPLES
-        corners = _line_intersections(lines)
-        if corners is None:
+        if corners[c] is None or not np.isfinite(corners[c]).all():
             found[c] = False
             continue
-        corners = _clockwise(corners)
-        reach = max(np.abs(lo[c]), np.abs(hi[c]))
-        if np.abs(corners - quads[c]).max() > 2.5 * reach:
+        moved = _clockwise(corners[c])
+        reach = max(abs(lo[c]), abs(hi[c]))
+        if np.abs(moved - quads[c]).max() > 2.5 * reach:
             found[c] = False
             continue
-        if _quad_area(corners) > 0.3 * _quad_area(quads[c]):
-            out[c] = corners
+        if _quad_area(moved) > 0.3 * _quad_area(quads[c]):
+            out[c] = moved
     return out, found
+
+
+def _intersect_sides(point: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """(N, 4, 2) corners: corner i where side i-1 meets side i (lines as point + direction);
+    NaN where two sides are parallel."""
+    p1, d1 = np.roll(point, 1, axis=1), np.roll(direction, 1, axis=1)
+    p2, d2 = point, direction
+    det = d1[..., 0] * (-d2[..., 1]) + d1[..., 1] * d2[..., 0]
+    rhs = p2 - p1
+    t = (rhs[..., 0] * (-d2[..., 1]) + rhs[..., 1] * d2[..., 0]) / np.where(
+        np.abs(det) < 1e-9, np.nan, det
+    )
+    return p1 + t[..., None] * d1
 
 
 def _white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
