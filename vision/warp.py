@@ -97,20 +97,17 @@ def _warp_one(
             frame, homography, (width, height), flags=cv2.INTER_LINEAR,
             borderMode=cv2.BORDER_REPLICATE,
         )  # fmt: skip
-    # Shrink the card's bounding region by an integer-ish factor first, then warp.
-    x0, y0 = np.floor(quad.min(axis=0)).astype(int)
-    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 1
-    x0, y0 = max(x0, 0), max(y0, 0)
-    x1, y1 = min(x1, frame.shape[1]), min(y1, frame.shape[0])
-    region = frame[y0:y1, x0:x1]
-    factor = 1.0 / (scale / 1.5)
-    small = cv2.resize(region, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
-    local = ((quad - np.array([x0, y0], np.float32)) * factor).astype(np.float32)
-    homography = cv2.getPerspectiveTransform(local, _target_corners(width, height))
-    return cv2.warpPerspective(
-        small, homography, (width, height), flags=cv2.INTER_LINEAR,
+    # Sample the card at an integer multiple of the crop size (each sample then lies at most
+    # ~scale/m source pixels from the next, well inside the stripe period), then average down
+    # by that integer factor (OpenCV's fast INTER_AREA path): no aliasing of the stripes, and
+    # ~10x cheaper than area-shrinking the card's region of a 12 MP photo first.
+    m = min(4, max(2, round(scale / 1.5)))
+    big = cv2.getPerspectiveTransform(quad, _target_corners(width * m, height * m))
+    fine = cv2.warpPerspective(
+        frame, big, (width * m, height * m), flags=cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_REPLICATE,
     )  # fmt: skip
+    return cv2.resize(fine, (width, height), interpolation=cv2.INTER_AREA)
 
 
 @functools.lru_cache(maxsize=8)
