@@ -166,8 +166,9 @@ class Table:
 def reading_order(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
     """Order cards as a person reads a table: rows top to bottom, then left to right.
 
-    A card starts a new row when its centre lies more than half a median card height below the
-    first card of the current row.
+    The row direction is the table's grid direction (the cards' edge angle modulo 90 degrees), so
+    a table photographed at a slant reads row by row; a card starts a new row when its centre
+    lies more than half a card's extent across the rows beyond the first card of the row.
 
     Args:
         corners: (N, 4, 2) float32 pixel corners.
@@ -192,20 +193,28 @@ def grid_positions(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
 
 
 def _rows(corners: npt.NDArray[np.float32]) -> list[list[int]]:
+    """Cards grouped into rows along the table's own grid direction, each row sorted along it."""
     if len(corners) == 0:
         return []
-    centres = corners.mean(axis=1)
-    heights = np.linalg.norm(corners[:, 3] - corners[:, 0], axis=1)
-    step = 0.5 * float(np.median(heights))
-    by_y = np.argsort(centres[:, 1], kind="stable")
+    # Grid direction: the card edges' angle modulo 90 degrees (median over cards), so a table
+    # photographed at a slant still reads row by row.
+    edges = corners[:, 1] - corners[:, 0]
+    angles = np.arctan2(edges[:, 1], edges[:, 0])
+    folded = 4.0 * angles  # period 90 degrees -> full circle
+    angle = float(np.arctan2(np.sin(folded).mean(), np.cos(folded).mean()) / 4.0)
+    cos, sin = np.cos(angle), np.sin(angle)
+    along = corners[..., 0] * cos + corners[..., 1] * sin  # (N, 4) coordinate along rows
+    across = -corners[..., 0] * sin + corners[..., 1] * cos  # (N, 4) across rows
+    centre_along, centre_across = along.mean(axis=1), across.mean(axis=1)
+    step = 0.5 * float(np.median(across.max(axis=1) - across.min(axis=1)))
     rows: list[list[int]] = []
     top = -np.inf
-    for i in by_y:
-        if centres[i, 1] - top > step:
+    for i in np.argsort(centre_across, kind="stable"):
+        if centre_across[i] - top > step:
             rows.append([])
-            top = centres[i, 1]
+            top = centre_across[i]
         rows[-1].append(int(i))
-    return [sorted(row, key=lambda j: float(centres[j, 0])) for row in rows]
+    return [sorted(row, key=lambda j: float(centre_along[j])) for row in rows]
 
 
 def _default_detector() -> Detector:
