@@ -148,6 +148,15 @@ def load_rendered(n: int, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
 # --------------------------------------------------------------------------------------------
 # Augmentation (numpy/OpenCV on 250x160 BGR crops; never a mirror flip)
 # --------------------------------------------------------------------------------------------
+def hue_rotation(degrees: float) -> np.ndarray:
+    """3x3 rotation about the grey axis (1,1,1): shifts every hue by about ``degrees`` and
+    leaves the (white-balanced) paper and all greys unchanged (Rodrigues' formula)."""
+    k = np.ones(3) / np.sqrt(3.0)
+    a = np.deg2rad(degrees)
+    cross = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.cos(a) * np.eye(3) + np.sin(a) * cross + (1 - np.cos(a)) * np.outer(k, k)
+
+
 def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One random camera/detector variation of a (250,160,3) uint8 BGR crop, returned at the
     model input size (INPUT_H, INPUT_W) and re-white-balanced as at run time.
@@ -159,6 +168,8 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     img = np.asarray(crop)
     if rng.random() < 0.5:  # 180 degrees: a card reads the same upside down
         img = img[::-1, ::-1]
+    if rng.random() < 0.08:  # a detector that got the orientation wrong (seen in real crops)
+        img = cv2.resize(cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE), (w, h))
     # Detector error: jitter each corner by ~2% (sd) of the card, small rotation.
     if rng.random() < 0.85:
         src = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
@@ -184,6 +195,8 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.8:
         mix = np.eye(3) + rng.normal(0, 0.04, (3, 3))
         mix /= mix.sum(axis=1, keepdims=True)
+        if rng.random() < 0.5:  # ink hue shift (deck editions, webcams): rotate about grey
+            mix = hue_rotation(rng.uniform(-25, 25)) @ mix
         f = f @ mix.T.astype(np.float32)
     if rng.random() < 0.6:
         f = np.clip(f, 0, 1) ** rng.uniform(0.8, 1.25, 3).astype(np.float32)

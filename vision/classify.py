@@ -133,16 +133,19 @@ def preprocess(
         (N, 3, height, width) float32, contiguous.
     """
     height, width = input_size
-    out = np.empty((len(crops), height, width, 3), np.float32)
+    small = np.empty((len(crops), height, width, 3), np.uint8)
     for i, crop in enumerate(crops):
-        small = crop
-        if crop.shape[:2] != (height, width):
-            small = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
-        out[i] = small
+        if crop.shape[:2] == (height, width):
+            small[i] = crop
+        else:
+            cv2.resize(crop, (width, height), dst=small[i], interpolation=cv2.INTER_AREA)
+    chw = small.transpose(0, 3, 1, 2)
     if rgb:
-        out = out[..., ::-1]
-    out = (out / 255.0 - np.asarray(mean, np.float32)) / np.asarray(std, np.float32)
-    return np.ascontiguousarray(out.transpose(0, 3, 1, 2), dtype=np.float32)
+        chw = chw[:, ::-1]
+    scale = 1.0 / (255.0 * np.asarray(std, np.float32))
+    offset = -np.asarray(mean, np.float32) / np.asarray(std, np.float32)
+    out = chw.astype(np.float32) * scale[:, None, None] + offset[:, None, None]
+    return np.ascontiguousarray(out, dtype=np.float32)
 
 
 class CardClassifier:
