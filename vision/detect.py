@@ -324,34 +324,73 @@ def _candidates(
             if key in seen:
                 continue
             seen.add(key)
-            area = cv2.contourArea(contour)
-            if area < min_area or area > max_area or area < 0.35 * bw * bh:
-                continue
-            (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
-            if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
-                continue
-            hull = cv2.convexHull(contour)
-            approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
-            if approx is None or approx.size != 8:
-                continue
-            quad = _clockwise(approx.reshape(4, 2).astype(np.float64))
-            fill = area / max(float(_quad_area(quad)), 1e-9)
-            if fill < 0.8:
-                continue
-            cut = False
-            if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
-                pts = contour.reshape(-1, 2)
-                contact = np.count_nonzero(
-                    (pts[:, 0] <= 0)
-                    | (pts[:, 1] <= 0)
-                    | (pts[:, 0] >= w - 1)
-                    | (pts[:, 1] >= h - 1)
-                )
-                cut = contact > 0.25 * min(rw, rh)
-            out.append((quad, fill, cut, contour))
+            found = _contour_candidate(contour, (w, h), min_area, max_area)
+            if found is not None:
+                out.append(found)
     if edges is not None:
         out += _outline_candidates(edges, min_area, max_area, seen)
     return out
+
+
+def _contour_candidate(
+    contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
+) -> tuple | None:
+    """(quad, fill, cut, outline) for a region outline that is roughly four-sided, else None."""
+    w, h = size
+    x, y, bw, bh = cv2.boundingRect(contour)
+    area = cv2.contourArea(contour)
+    if area < min_area or area > max_area or area < 0.35 * bw * bh:
+        return None
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
+        return None
+    hull = cv2.convexHull(contour)
+    approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
+    if approx is None or approx.size != 8:
+        return None
+    quad = _clockwise(approx.reshape(4, 2).astype(np.float64))
+    fill = area / max(float(_quad_area(quad)), 1e-9)
+    if fill < 0.8:
+        return None
+    cut = False
+    if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+        pts = contour.reshape(-1, 2)
+        contact = np.count_nonzero(
+            (pts[:, 0] <= 0) | (pts[:, 1] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] >= h - 1)
+        )
+        cut = contact > 0.25 * min(rw, rh)
+    return quad, fill, cut, contour
+
+
+def _split_at_notches(contour: np.ndarray, shape: tuple[int, int]) -> list[np.ndarray]:
+    """Cut a region between its two deepest notches (where two touching cards meet, their
+    rounded corners and any offset leave concavities); the outlines of the pieces."""
+    hull_idx = cv2.convexHull(contour, returnPoints=False)
+    if hull_idx is None or len(hull_idx) < 4:
+        return []
+    try:
+        defects = cv2.convexityDefects(contour, np.sort(hull_idx, axis=0))
+    except cv2.error:
+        return []
+    if defects is None or len(defects) < 2:
+        return []
+    defects = defects.reshape(-1, 4)
+    depth = defects[:, 3] / 256.0
+    area = cv2.contourArea(contour)
+    keep = depth >= max(2.0, 0.02 * np.sqrt(area))
+    if keep.sum() < 2:
+        return []
+    deepest = defects[keep][np.argsort(-depth[keep])[:2]]
+    p1, p2 = contour[deepest[0, 2], 0], contour[deepest[1, 2], 0]
+    x, y, bw, bh = cv2.boundingRect(contour)
+    mask = np.zeros((bh + 2, bw + 2), np.uint8)
+    offset = np.array([x - 1, y - 1])
+    cv2.drawContours(mask, [contour - offset], -1, 255, -1)
+    cv2.line(mask, tuple(int(v) for v in p1 - offset), tuple(int(v) for v in p2 - offset), 0, 3)
+    pieces, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if len(pieces) < 2:
+        return []
+    return [piece + offset for piece in pieces]
 
 
 def _outline_candidates(
@@ -802,6 +841,33 @@ def _inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.n
 # entry point
 
 
+def _score(
+    small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
+    """Score candidates: (quads, fill, cut, outlines, scores, upright), near-duplicates removed,
+    best first."""
+    quads = np.array([c[0] for c in cands], dtype=np.float64)
+    fill = np.array([c[1] for c in cands])
+    cut = np.array([c[2] for c in cands], dtype=bool)
+    # A region clipped by the frame edge counts only if it still has a card's shape (the card
+    # is cut by a few pixels at most); it is reported as partial.
+    aspect = np.where(
+        cut,
+        _aspect_score(quads, focal, centre, strict=True),
+        _aspect_score(quads, focal, centre),
+    )
+    pre = aspect * _ramp(fill, 0.8, 0.92)
+    order = _dedupe(quads, pre)
+    quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
+    outlines = [cands[i][3] for i in order]
+    good = pre > 0.2
+    scores = np.zeros(len(quads))
+    upright = np.zeros(len(quads), dtype=bool)
+    paper, content, upright[good] = _probe_scores(small, quads[good])
+    scores[good] = pre[good] * paper * content
+    return quads, fill, cut, outlines, scores, upright
+
+
 def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
     """Find every SET card in a frame.
 
@@ -832,28 +898,34 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     cands = _candidates(masks, _MIN_CARD_AREA, _MAX_CARD_FRACTION * sh * sw, edges)
     if not cands:
         return CardDetections.empty()
-    quads = np.array([c[0] for c in cands], dtype=np.float64)
-    fill = np.array([c[1] for c in cands])
-    cut = np.array([c[2] for c in cands])
     focal = 0.85 * max(sh, sw)
     centre = np.array([sw / 2.0, sh / 2.0])
-    # A region clipped by the frame edge counts only if it still has a card's shape (the card
-    # is cut by a few pixels at most); it is reported as partial.
-    aspect = np.where(cut, _aspect_score(quads, focal, centre, strict=True), 0.0)
-    aspect = np.where(cut, aspect, _aspect_score(quads, focal, centre))
-    pre = aspect * _ramp(fill, 0.8, 0.92)
-    order = _dedupe(quads, pre)
-    quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
-    outlines = [cands[i][3] for i in order]
-    good = pre > 0.2
-    scores = np.zeros(len(quads))
-    upright = np.zeros(len(quads), dtype=bool)
-    paper, content, upright[good] = _probe_scores(small, quads[good])
-    scores[good] = pre[good] * paper * content
+    quads, fill, cut, outlines, scores, upright = _score(small, cands, focal, centre)
     single = np.flatnonzero(scores >= min_score)
     kept = single[_select(quads[single], scores[single])]
     areas = _quad_area(quads)
     median = float(np.median(areas[kept])) if len(kept) else None
+    # Touching cards that are not aligned (so no grid split applies): cut each large region
+    # between its two deepest notches, twice at most (three cards in a row).
+    for _ in range(2):
+        big = (scores < min_score) & ~cut & (fill < 0.93)
+        big &= areas > (1.5 * median if median is not None else 4 * _MIN_CARD_AREA)
+        pieces = [
+            found
+            for i in np.flatnonzero(big)[:12]
+            for piece in _split_at_notches(outlines[i], (sh, sw))
+            if (found := _contour_candidate(piece, (sw, sh), _MIN_CARD_AREA, areas[i])) is not None
+        ]
+        if not pieces:
+            break
+        q2, f2, c2, o2, s2, u2 = _score(small, pieces, focal, centre)
+        quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
+        scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
+        outlines = outlines + o2
+        single = np.flatnonzero(scores >= min_score)
+        kept = single[_select(quads[single], scores[single])]
+        areas = _quad_area(quads)
+        median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
     parents = (fill >= 0.88) & ~cut
     if median is not None:
