@@ -38,7 +38,8 @@ from vision.warp import CARD_ASPECT
 
 __all__ = ["CardDetections", "MIN_SCORE", "WORK_LONG_SIDE", "find_cards", "order_corners"]
 
-#: Target long side of the working image in pixels (the frame is shrunk by an integer factor).
+#: Smallest long side of the working image in pixels: the frame is shrunk by the largest
+#: integer factor that keeps its long side at or above this.
 WORK_LONG_SIDE: Final = 640
 #: Detections scoring below this are dropped.
 MIN_SCORE: Final = 0.5
@@ -217,7 +218,7 @@ def _line_intersections(lines: np.ndarray) -> np.ndarray | None:
 def _shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
     """Working image (the frame shrunk by an integer factor k, area-averaged) and k."""
     h, w = frame.shape[:2]
-    k = max(1, round(max(h, w) / WORK_LONG_SIDE))
+    k = max(1, int(max(h, w) / WORK_LONG_SIDE))
     if k == 1:
         return frame, 1
     hh, ww = h // k, w // k
@@ -458,17 +459,18 @@ _PROBE_TARGET: Final = np.array(
 
 def _probe_scores(
     small: np.ndarray, quads: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Paper and content scores (N,) in [0, 1] from a tiny upright warp of each quad.
 
     Paper: the border band's median colour is bright and near neutral. Content: some ink inside
     (symbols), little ink in the border band. Ink is a pixel darker than the paper around it,
-    more colourful than the paper, or very dark. Also returns (N,) bool "upright": the ink
-    stands along the quad's long side, as in two cards side by side.
+    more colourful than the paper, or very dark. Also returns (N,) bool "upright" (the ink
+    stands along the quad's long side, as in two cards side by side) and (N,) the paper's
+    grey level (its darkest channel), for a comparison with the other cards of the scene.
     """
     n = len(quads)
     if n == 0:
-        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
     wide = _rect_ratio(quads, None, np.zeros(2)) > 1.0
     quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
     probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
@@ -484,7 +486,7 @@ def _probe_scores(
     ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
     lo, hi = ref.min(axis=1), ref.max(axis=1)
     sat = (hi - lo) / np.maximum(hi, 1.0)
-    paper = _ramp(lo, 40, 90) * _ramp(-sat, -0.55, -0.3)
+    paper = _ramp(lo, 25, 60) * _ramp(-sat, -0.55, -0.3)
     lum = lum8.astype(np.float32)
     rel = lum / np.maximum(local.astype(np.float32), 1.0)
     top = probes.max(axis=3).astype(np.float32)
@@ -500,7 +502,7 @@ def _probe_scores(
     # stands upright is two cards side by side, or a card seen sideways within something.
     upright = crosswise < 0.4
     content = content * np.where(upright, 0.3, 1.0)
-    return paper, content, upright
+    return paper, content, upright, lo
 
 
 def _crosswise_share(ink: np.ndarray) -> float:
@@ -841,11 +843,9 @@ def _inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.n
 # entry point
 
 
-def _score(
-    small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
-    """Score candidates: (quads, fill, cut, outlines, scores, upright), near-duplicates removed,
-    best first."""
+def _score(small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarray) -> tuple:
+    """Score candidates: (quads, fill, cut, outlines, scores, upright, paper level),
+    near-duplicates removed, best first."""
     quads = np.array([c[0] for c in cands], dtype=np.float64)
     fill = np.array([c[1] for c in cands])
     cut = np.array([c[2] for c in cands], dtype=bool)
@@ -863,9 +863,10 @@ def _score(
     good = pre > 0.2
     scores = np.zeros(len(quads))
     upright = np.zeros(len(quads), dtype=bool)
-    paper, content, upright[good] = _probe_scores(small, quads[good])
+    level = np.zeros(len(quads))
+    paper, content, upright[good], level[good] = _probe_scores(small, quads[good])
     scores[good] = pre[good] * paper * content
-    return quads, fill, cut, outlines, scores, upright
+    return quads, fill, cut, outlines, scores, upright, level
 
 
 def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
@@ -900,9 +901,16 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         return CardDetections.empty()
     focal = 0.85 * max(sh, sw)
     centre = np.array([sw / 2.0, sh / 2.0])
-    quads, fill, cut, outlines, scores, upright = _score(small, cands, focal, centre)
+    quads, fill, cut, outlines, scores, upright, level = _score(small, cands, focal, centre)
     single = np.flatnonzero(scores >= min_score)
     kept = single[_select(quads[single], scores[single])]
+    # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
+    # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
+    floor = 0.4 * float(np.median(level[kept])) if len(kept) else 0.0
+    if len(kept) and (level[kept] < floor).any():
+        scores[level < floor] = 0.0
+        single = np.flatnonzero(scores >= min_score)
+        kept = single[_select(quads[single], scores[single])]
     areas = _quad_area(quads)
     median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards that are not aligned (so no grid split applies): cut each large region
@@ -918,7 +926,8 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         ]
         if not pieces:
             break
-        q2, f2, c2, o2, s2, u2 = _score(small, pieces, focal, centre)
+        q2, f2, c2, o2, s2, u2, l2 = _score(small, pieces, focal, centre)
+        s2[l2 < floor] = 0.0
         quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
         outlines = outlines + o2
@@ -948,7 +957,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         if ok.any():
             ratio = _quad_area(inner) / np.maximum(areas[framed], 1e-9)
             ok &= (ratio > 0.35) & (ratio < 0.9)
-            paper, content, _ = _probe_scores(small, inner)
+            paper, content, _, _ = _probe_scores(small, inner)
             inner_scores = _aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
             for idx in np.flatnonzero(ok):
@@ -959,8 +968,9 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     ]
     if cells:
         cells_arr = np.array(cells)
-        paper, content, _ = _probe_scores(small, cells_arr)
+        paper, content, _, cell_level = _probe_scores(small, cells_arr)
         cell_scores = 0.95 * _aspect_score(cells_arr, focal, centre) * paper * content
+        cell_scores[cell_level < floor] = 0.0
         ok = cell_scores >= min_score
         if median is not None:
             cell_areas = _quad_area(cells_arr)
