@@ -843,6 +843,18 @@ def _inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.n
 # entry point
 
 
+def _corner_score(quads: np.ndarray) -> np.ndarray:
+    """(N,) 1 when every corner angle is within 35 degrees of square, 0 beyond 45: a card
+    tilted up to ~45 degrees keeps its corners within that (a kite or a wedge does not)."""
+    prev = quads[:, [3, 0, 1, 2]] - quads
+    nxt = quads[:, _NEXT] - quads
+    cos = (prev * nxt).sum(axis=2) / np.maximum(
+        np.linalg.norm(prev, axis=2) * np.linalg.norm(nxt, axis=2), 1e-9
+    )
+    worst = np.degrees(np.abs(np.arcsin(np.clip(np.abs(cos).max(axis=1), 0, 1))))
+    return _ramp(-worst, -45.0, -35.0)
+
+
 def _score(small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarray) -> tuple:
     """Score candidates: (quads, fill, cut, outlines, scores, upright, paper level),
     near-duplicates removed, best first."""
@@ -856,7 +868,7 @@ def _score(small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarr
         _aspect_score(quads, focal, centre, strict=True),
         _aspect_score(quads, focal, centre),
     )
-    pre = aspect * _ramp(fill, 0.8, 0.92)
+    pre = aspect * _ramp(fill, 0.8, 0.92) * _corner_score(quads)
     order = _dedupe(quads, pre)
     quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
     outlines = [cands[i][3] for i in order]
