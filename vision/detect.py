@@ -423,11 +423,14 @@ def _outline_candidates(
         if approx is None or approx.size != 8:
             continue
         quad = _clockwise(approx.reshape(4, 2).astype(np.float64))
+        # Texture specks touching the chain bend the hull: refit the sides to the chain's
+        # straight runs.
+        quad = _fit_outline(contour, quad)
         perimeter = float(np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1).sum())
         chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
         if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
             continue
-        fill = hull_area / max(float(_quad_area(quad)), 1e-9)
+        fill = min(hull_area / max(float(_quad_area(quad)), 1e-9), 1.0)
         if fill < 0.85:
             continue
         if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
