@@ -299,12 +299,17 @@ def _fit_sides(points: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
 
 
 def _candidates(
-    masks: list[np.ndarray], min_area: float, max_area: float, edges: np.ndarray | None = None
+    masks: list[np.ndarray],
+    min_area: float,
+    max_area: float,
+    edges: np.ndarray | None = None,
+    blobs: list[np.ndarray] | None = None,
 ) -> list[tuple]:
     """(quad, fill, cut, outline) for every region outline that is roughly four-sided.
 
     ``quad`` is the clockwise four-sided polygon around the region (``cv2.approxPolyN``), fill
-    the region's share of it, cut whether the frame edge clips the region.
+    the region's share of it, cut whether the frame edge clips the region. Compact regions
+    that are not four-sided are appended to ``blobs`` (if given).
     """
     h, w = masks[0].shape
     min_perimeter = 3.0 * np.sqrt(min_area)
@@ -328,6 +333,11 @@ def _candidates(
             found = _contour_candidate(contour, (w, h), min_area, max_area)
             if found is not None:
                 out.append(found)
+            elif blobs is not None and bw * bh >= 3 * min_area:
+                area = cv2.contourArea(contour)
+                hull_area = cv2.contourArea(cv2.convexHull(contour))
+                if min_area * 2 <= area <= max_area and area >= 0.75 * hull_area:
+                    blobs.append(contour)  # maybe touching cards: split at notches later
     if edges is not None:
         out += _outline_candidates(edges, min_area, max_area, seen)
     return out
@@ -911,7 +921,15 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     small, k = _shrink(frame)
     sh, sw = small.shape[:2]
     masks, edges = _masks(small)
-    cands = _candidates(masks, _MIN_CARD_AREA, _MAX_CARD_FRACTION * sh * sw, edges)
+    blobs: list[np.ndarray] = []
+    cands = _candidates(masks, _MIN_CARD_AREA, _MAX_CARD_FRACTION * sh * sw, edges, blobs)
+    if not cands:
+        cands = [
+            piece
+            for blob in blobs[:12]
+            for part in _split_at_notches(blob, (sh, sw))
+            if (piece := _contour_candidate(part, (sw, sh), _MIN_CARD_AREA, 1e12)) is not None
+        ]
     if not cands:
         return CardDetections.empty()
     focal = 0.85 * max(sh, sw)
@@ -933,11 +951,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     for _ in range(2):
         big = (scores < min_score) & ~cut & (fill < 0.93)
         big &= areas > (1.5 * median if median is not None else 4 * _MIN_CARD_AREA)
+        parents = [outlines[i] for i in np.flatnonzero(big)[:12]] + blobs[:12]
+        blobs = []
         pieces = [
             found
-            for i in np.flatnonzero(big)[:12]
-            for piece in _split_at_notches(outlines[i], (sh, sw))
-            if (found := _contour_candidate(piece, (sw, sh), _MIN_CARD_AREA, areas[i])) is not None
+            for outline in parents
+            for piece in _split_at_notches(outline, (sh, sw))
+            if (found := _contour_candidate(piece, (sw, sh), _MIN_CARD_AREA, 1e12)) is not None
         ]
         if not pieces:
             break
