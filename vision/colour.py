@@ -11,13 +11,17 @@ three inks differ in hue. So:
 2. :func:`cluster_inks` groups the cards by ink hue (average-linkage agglomeration on hue
    angle), with the number of groups bounded by geometry: cards whose inks are more than
    ``split_deg`` apart are never merged, groups less than ``merge_deg`` apart always are, and at
-   most three groups exist.
-3. :func:`fuse_colour` gives each group one colour (an exact assignment of groups to distinct
-   colours maximising the summed model log-probabilities, choosing the number of groups inside
-   the geometric bounds by the same score) and pulls every card's colour probabilities toward its
-   group's colour. A card the model is very sure about keeps its own reading.
+   most three groups exist. Each group gets one colour by an exact assignment of groups to
+   distinct colours maximising the summed model log-probabilities (which also picks the number
+   of groups inside the geometric bounds). How far the model agrees with the grouping sets how
+   much the table trusts its inks: light that makes hues meaningless turns the evidence off.
+3. :func:`fuse_colour` weighs each card's model probabilities with its hue's distance to each
+   group's centre (uncertain for faint inks, capped so a sure model keeps its reading).
 
-All of it works for a single card (one group: the model's own colour, slightly sharpened).
+Measured with ``scripts/evaluate_colour.py`` (held-out real crops grouped into tables under a
+shared light); see the README for the figures.
+
+All of it works for a single card (one group: the model's own colour, sharpened).
 """
 
 from __future__ import annotations
@@ -54,6 +58,19 @@ MIN_CHROMA: Final = 4.0
 TOP_FRACTION: Final = 0.3
 #: Minimum number of ink pixels (at the analysis size) for a valid reading.
 MIN_PIXELS: Final = 12
+#: Smallest hue spread assumed for an ink group (degrees): printing and light vary a little.
+MIN_SPREAD_DEG: Final = 25.0
+#: Chroma noise (CIELAB units) behind the hue: a card's hue is uncertain by about
+#: ``atan(HUE_NOISE / chroma)``, so faint inks count less.
+HUE_NOISE: Final = 20.0
+#: Hue distance (degrees) at which a colour absent from the table is judged.
+ABSENT_DEG: Final = 50.0
+#: The ink evidence never outweighs the model by more than this (natural log, 55:1).
+MAX_EVIDENCE: Final = 4.0
+#: Model-grouping agreement (see :class:`InkGroups`) from which the ink evidence starts to count,
+#: and from which it counts fully.
+TRUST_FROM: Final = 0.75
+TRUST_FULL: Final = 0.95
 #: Crops are analysed at this fraction of their size (the ink colour needs no detail).
 ANALYSIS_SCALE: Final = 0.5
 #: Border of the crop ignored when looking for ink (fraction of each side): rounded corners,
@@ -166,17 +183,26 @@ def _colours(
 
 @dataclass(frozen=True, slots=True)
 class InkGroups:
-    """Cards grouped by ink, and each group's colour.
+    """Cards grouped by ink, each group's colour, and how far the table trusts the grouping.
 
     Attributes:
         labels: (N,) int64 group of each card, -1 for cards without a valid ink reading.
         colours: (G,) int64 colour position (enum order red, green, purple) of each group.
-        strength: pull toward the group's colour used in the fusion (0 = none, 1 = absolute).
+        centres_deg: (G,) float64 chroma-weighted circular mean hue of each group, degrees.
+        spreads_deg: (G,) float64 circular spread of each group's hues (at least
+            :data:`MIN_SPREAD_DEG`), degrees.
+        agreement: mean model probability of each grouped card's group colour (0..1): how far
+            the model agrees with the grouping on this table.
+        weight: 0..1, how much the ink evidence counts in :func:`fuse_colour` (0 when the
+            model and the inks disagree, e.g. light so coloured that the hues mean nothing).
     """
 
     labels: npt.NDArray[np.int64]
     colours: npt.NDArray[np.int64]
-    strength: float
+    centres_deg: npt.NDArray[np.float64]
+    spreads_deg: npt.NDArray[np.float64]
+    agreement: float
+    weight: float
 
 
 def _hue_distance(hue_deg: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
@@ -241,7 +267,6 @@ def cluster_inks(
     *,
     merge_deg: float = 20.0,
     split_deg: float = 50.0,
-    strength: float = 0.85,
 ) -> InkGroups:
     """Group cards by ink hue and give each group one colour.
 
@@ -258,7 +283,6 @@ def cluster_inks(
         merge_deg: hue distance (degrees) under which two groups are one ink.
         split_deg: hue distance (degrees) over which two groups are different inks. The shared
             crops put red-purple 60-90 degrees apart, red-green and purple-green over 120.
-        strength: pull toward the group colour, see :func:`fuse_colour`.
 
     Returns:
         The groups; cards without a valid reading get label -1.
@@ -270,7 +294,8 @@ def cluster_inks(
     labels = np.full(n, -1, np.int64)
     idx = np.flatnonzero(colours.valid)
     if len(idx) == 0:
-        return InkGroups(labels, np.zeros(0, np.int64), strength)
+        none = np.zeros(0, np.float64)
+        return InkGroups(labels, np.zeros(0, np.int64), none, none, 0.0, 0.0)
     log_p = np.log(np.clip(probs[idx], 1e-6, 1.0))
     tree = _average_linkage(_hue_distance(colours.hue_deg[idx]))
     # Partition with k groups (the tree holds one per k) and the merge heights between them.
@@ -290,34 +315,64 @@ def cluster_inks(
         if best is None or score > best[0] + 1e-9:
             best = (score, groups.astype(np.int64), assigned)
     assert best is not None
-    labels[idx] = best[1]
-    return InkGroups(labels, best[2], strength)
+    _, groups, assigned = best
+    labels[idx] = groups
+    hue = np.radians(colours.hue_deg[idx].astype(np.float64))
+    weight = colours.chroma[idx].astype(np.float64)
+    centres, spreads = [], []
+    for g in range(len(assigned)):
+        member = groups == g
+        z = np.sum(weight[member] * np.exp(1j * hue[member])) / max(weight[member].sum(), 1e-9)
+        centres.append(np.degrees(np.angle(z)))
+        # Circular standard deviation from the mean resultant length.
+        r = min(abs(z), 1.0)
+        spreads.append(max(np.degrees(np.sqrt(max(-2.0 * np.log(max(r, 1e-9)), 0.0))), 0.0))
+    spreads_arr = np.maximum(np.array(spreads), MIN_SPREAD_DEG)
+    agreement = float(np.mean(probs[idx, assigned[groups]]))
+    trust = float(np.clip((agreement - TRUST_FROM) / (TRUST_FULL - TRUST_FROM), 0.0, 1.0))
+    return InkGroups(labels, assigned, np.array(centres), spreads_arr, agreement, trust)
 
 
 def fuse_colour(
-    colour_probs: npt.NDArray[np.float32], groups: InkGroups
+    colour_probs: npt.NDArray[np.float32], groups: InkGroups, inks: SymbolColours
 ) -> npt.NDArray[np.float32]:
-    """Pull each card's colour probabilities toward its ink group's colour.
+    """Combine each card's model colour probabilities with its ink hue's evidence.
 
-    ``p'(c) ∝ p(c) * prior(c)`` with ``prior = strength`` for the group's colour and
-    ``(1 - strength) / 2`` for the other two: with strength 0.85 a card keeps its own reading only
-    when the model prefers it by more than 11:1. Cards without a group are unchanged.
+    For a card with a valid ink reading, the evidence for colour ``c`` is a Cauchy likelihood of
+    the hue distance ``d`` from the centre of the group that has colour ``c``:
+    ``log L(c) = -log(1 + d^2 / sigma^2)``, ``sigma^2 = spread^2 + atan(HUE_NOISE / chroma)^2``
+    (a faint ink is uncertain; heavy tails, so a card whose ink fits no group well, as some
+    photos' casts make it, says little). A colour no group has is judged at :data:`ABSENT_DEG`. The
+    evidence is capped at :data:`MAX_EVIDENCE` nats and scaled by the table's trust
+    (``groups.weight``), then ``p'(c) ∝ p(c) L(c)^weight``. A card between two inks stays with
+    the model; a card the model is unsure of goes to its ink. Cards without ink are unchanged.
 
     Args:
         colour_probs: (N, 3) float32 model probabilities, enum order (red, green, purple).
-        groups: from :func:`cluster_inks`.
+        groups: from :func:`cluster_inks` on the same cards.
+        inks: from :func:`symbol_colours` on the same cards.
 
     Returns:
         (N, 3) float32 fused probabilities, rows summing to 1.
     """
     probs = np.asarray(colour_probs, np.float64).copy()
-    s = float(np.clip(groups.strength, 1.0 / 3.0, 0.999))
-    for i, g in enumerate(groups.labels):
-        if g < 0:
-            continue
-        prior = np.full(3, (1.0 - s) / 2.0)
-        prior[groups.colours[g]] = s
-        row = probs[i] * prior
+    if groups.weight <= 0.0 or len(groups.colours) == 0:
+        return probs.astype(np.float32)
+    by_colour = {int(c): g for g, c in enumerate(groups.colours)}
+    for i in np.flatnonzero(groups.labels >= 0):
+        noise = np.degrees(np.arctan2(HUE_NOISE, max(float(inks.chroma[i]), 1e-6)))
+        log_l = np.empty(3)
+        for c in range(3):
+            if c in by_colour:
+                g = by_colour[c]
+                diff = abs(float(inks.hue_deg[i]) - groups.centres_deg[g]) % 360.0
+                d = min(diff, 360.0 - diff)
+                sigma2 = groups.spreads_deg[g] ** 2 + noise**2
+            else:
+                d, sigma2 = ABSENT_DEG, MIN_SPREAD_DEG**2 + noise**2
+            log_l[c] = -np.log1p(d * d / sigma2)  # Cauchy: an ink far from every group is weak
+        log_l = np.maximum(log_l - log_l.max(), -MAX_EVIDENCE)
+        row = probs[i] * np.exp(groups.weight * log_l)
         probs[i] = row / max(row.sum(), 1e-12)
     return probs.astype(np.float32)
 
@@ -330,11 +385,11 @@ def table_colour(
     Args:
         crops: (N, H, W, 3) uint8 BGR white-balanced crops.
         colour_probs: (N, 3) float32 model colour probabilities (red, green, purple).
-        **kwargs: passed to :func:`cluster_inks` (``merge_deg``, ``split_deg``, ``strength``).
+        **kwargs: passed to :func:`cluster_inks` (``merge_deg``, ``split_deg``).
 
     Returns:
         (fused (N, 3) float32 probabilities, the groups, the ink readings).
     """
     inks = symbol_colours(crops)
     groups = cluster_inks(inks, colour_probs, **kwargs)
-    return fuse_colour(colour_probs, groups), groups, inks
+    return fuse_colour(colour_probs, groups, inks), groups, inks
