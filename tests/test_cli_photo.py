@@ -175,3 +175,27 @@ def test_process_pool(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
     assert [Path(o["image"]).name for o in lines] == ["a.jpg", "b.jpg", "c.jpg"]
     assert all(len(o["sets"]) == 1 for o in lines)
+
+
+def test_shipped_sample_reads_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's first command: the real detector and model on datasets/samples/table.jpg."""
+    monkeypatch.undo()  # the real classifier and detector
+    pytest.importorskip("vision.detect")
+    from vision.data import REPO_ROOT
+
+    sample = REPO_ROOT / "datasets" / "samples" / "table.jpg"
+    truth_file = sample.with_suffix(".json")
+    if not sample.is_file() or not (REPO_ROOT / "models" / "card_classifier.onnx").is_file():
+        pytest.skip("sample photo or model not in this checkout")
+    result = run(str(sample), "--json", "--out", str(tmp_path / "out.jpg"))
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    truth = json.loads(truth_file.read_text())
+    assert sorted(c["label"] for c in got["cards"]) == sorted(c["label"] for c in truth["cards"])
+
+    def named(obj: dict) -> set:
+        labels = {c["id"]: c["label"] for c in obj["cards"]}
+        return {frozenset(labels[i] for i in s) for s in obj["sets"]}
+
+    assert named(got) == named(truth)
+    assert (tmp_path / "out.jpg").is_file()
