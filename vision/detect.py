@@ -253,6 +253,11 @@ def _masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:
     faint = cv2.Canny(dx, dy, 10, 25, L2gradient=True)
     seams = cv2.morphologyEx(white, cv2.MORPH_BLACKHAT, _KERNEL7)
     cuts = cv2.bitwise_or(edges, cv2.threshold(seams, 7, 255, cv2.THRESH_BINARY)[1])
+    # Warmth edges (R - B): cream paper on a bluish-white tray or desk differs in hue more
+    # than in grey level.
+    warm = cv2.addWeighted(small[..., 2], 0.5, small[..., 0], -0.5, 128.0)
+    warm_edges = cv2.Canny(cv2.GaussianBlur(warm, (5, 5), 0), 15, 40, L2gradient=True)
+    cuts = cv2.bitwise_or(cuts, warm_edges)
     keep = cv2.bitwise_not(cv2.dilate(cuts, _KERNEL3))
     closed = cv2.bitwise_not(cv2.dilate(faint, _KERNEL5))
     return [paper, keep, closed], cv2.dilate(faint, _KERNEL3)
@@ -739,8 +744,12 @@ def _snap_sides(
     prof = cv2.remap(
         image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
-    prof = prof.min(axis=2).astype(np.float32).reshape(4 * n, _SAMPLES, _STEPS)
-    grad = np.abs(np.diff(prof, axis=2))  # between steps i and i+1
+    prof = prof.astype(np.float32)
+    # An edge is a step in grey level (paper against a darker surface) or in warmth (R - B:
+    # cream paper against a bluish-white tray or desk, where the grey levels barely differ).
+    lum = prof.min(axis=2).reshape(4 * n, _SAMPLES, _STEPS)
+    warm = (prof[..., 2] - prof[..., 0]).reshape(4 * n, _SAMPLES, _STEPS)
+    grad = np.maximum(np.abs(np.diff(lum, axis=2)), np.abs(np.diff(warm, axis=2)))
     if centred:
         mids = (u[:-1] + u[1:]) - 1.0  # -1 .. 1
         wgrad = grad * np.exp(-0.5 * (mids / 0.6) ** 2)[None, None, :]
