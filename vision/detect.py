@@ -438,13 +438,15 @@ def _outline_candidates(
         if approx is None or approx.size != 8:
             continue
         quad = _clockwise(approx.reshape(4, 2).astype(np.float64))
-        # Texture specks touching the chain bend the hull: refit the sides to the chain's
-        # straight runs.
-        quad = _fit_outline(contour, quad)
-        perimeter = float(np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1).sum())
+        perimeter = float(np.linalg.norm(quad - quad[_NEXT], axis=1).sum())
         chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
         if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
             continue
+        if _corner_score(quad[None])[0] == 0.0:
+            continue
+        # Texture specks touching the chain bend the hull: refit the sides to the chain's
+        # straight runs.
+        quad = _fit_outline(contour, quad)
         fill = min(hull_area / max(float(_quad_area(quad)), 1e-9), 1.0)
         if fill < 0.85:
             continue
@@ -515,7 +517,12 @@ def _probe_scores(
     inner_ink = ink[:, _INNER].mean(axis=1)
     content = _ramp(inner_ink, 0.003, 0.012) * _ramp(-inner_ink, -0.9, -0.75)
     content = content * _ramp(-band_ink, -0.3, -0.12)
-    crosswise = np.array([_crosswise_share(m) for m in ink & _INNER])
+    # Only a quad shaped like two cards side by side (long/short ~1.28 head-on) needs this.
+    pairish = np.maximum(_rect_ratio(quads, None, np.zeros(2)), 1e-9)
+    pairish = np.maximum(pairish, 1.0 / pairish) < 1.45
+    crosswise = np.ones(n)
+    for i in np.flatnonzero(pairish & (content > 0)):
+        crosswise[i] = _crosswise_share(ink[i] & _INNER)
     # SET symbols lie across the card (wider than tall in an upright card): a quad whose ink
     # stands upright is two cards side by side, or a card seen sideways within something.
     upright = crosswise < 0.4
