@@ -448,11 +448,11 @@ def _outline_candidates(
         chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
         if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
             continue
-        if _corner_score(quad[None])[0] == 0.0:
-            continue
         # Texture specks touching the chain bend the hull: refit the sides to the chain's
         # straight runs.
         quad = _fit_outline(contour, quad)
+        if _corner_score(quad[None])[0] == 0.0:
+            continue
         fill = min(hull_area / max(float(_quad_area(quad)), 1e-9), 1.0)
         if fill < 0.85:
             continue
@@ -589,8 +589,17 @@ def _inset(inner: np.ndarray, outer: np.ndarray) -> float:
     return float(signed.min())
 
 
-def _select(quads: np.ndarray, scores: np.ndarray, min_member: float | None = None) -> np.ndarray:
+def _select(
+    quads: np.ndarray,
+    scores: np.ndarray,
+    min_member: float | None = None,
+    framed: np.ndarray | None = None,
+) -> np.ndarray:
     """Indices of the kept candidates: no composites, no nesting, no duplicates.
+
+    ``framed``: (N,) bool, the surface around the candidate is as bright as its paper (see
+    :func:`_white_surround`); of two nested candidates, a framed outer one is a frame around
+    the card (a tray cell), an unframed one is the whole card around its lit part.
 
     ``min_member``: smallest area (working pixels) of a candidate that can make a larger one a
     composite of several cards (None: 3 % of the larger one).
@@ -623,7 +632,10 @@ def _select(quads: np.ndarray, scores: np.ndarray, min_member: float | None = No
             j = clash[0]
             big, small = (i, j) if areas[i] > areas[j] else (j, i)
             margin = _inset(quads[small], quads[big])
-            if margin > 0.06 * np.sqrt(areas[big]) and areas[small] > 0.35 * areas[big]:
+            in_frame = framed is not None and framed[big] and margin > -2.0
+            if (in_frame or margin > 0.06 * np.sqrt(areas[big])) and areas[small] > 0.35 * areas[
+                big
+            ]:
                 # A card inside a larger white frame (a tray cell, a box lid): the card.
                 prefer = small
             elif areas[big] > 1.15 * areas[small] and scores[big] >= 0.7 * scores[small]:
@@ -846,6 +858,8 @@ def _intersect_sides(point: np.ndarray, direction: np.ndarray) -> np.ndarray:
 def _white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """(N,) bool: the surface just outside each quad is as bright as the paper just inside it
     (the quad may be a white frame around a card, not the card itself)."""
+    if len(quads) == 0:
+        return np.zeros(0, dtype=bool)
     centres = quads.mean(axis=1, keepdims=True)
     t = np.linspace(0.1, 0.9, 8)
     a, b = quads, np.roll(quads, -1, axis=1)
@@ -958,14 +972,18 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     centre = np.array([sw / 2.0, sh / 2.0])
     quads, fill, cut, outlines, scores, upright, level = _score(small, cands, focal, centre)
     single = np.flatnonzero(scores >= min_score)
-    kept = single[_select(quads[single], scores[single])]
+    kept = single[
+        _select(quads[single], scores[single], framed=_white_surround(small, quads[single]))
+    ]
     # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
     # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
     floor = 0.4 * float(np.median(level[kept])) if len(kept) else 0.0
     if len(kept) and (level[kept] < floor).any():
         scores[level < floor] = 0.0
         single = np.flatnonzero(scores >= min_score)
-        kept = single[_select(quads[single], scores[single])]
+        kept = single[
+            _select(quads[single], scores[single], framed=_white_surround(small, quads[single]))
+        ]
     areas = _quad_area(quads)
     median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards that are not aligned (so no grid split applies): cut each large region
@@ -989,7 +1007,9 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
         outlines = outlines + o2
         single = np.flatnonzero(scores >= min_score)
-        kept = single[_select(quads[single], scores[single])]
+        kept = single[
+            _select(quads[single], scores[single], framed=_white_surround(small, quads[single]))
+        ]
         areas = _quad_area(quads)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
@@ -1042,7 +1062,12 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         if ok.any():
             all_quads = np.concatenate([quads[single], cells_arr[ok]])
             all_scores = np.concatenate([scores[single], cell_scores[ok]])
-            chosen = _select(all_quads, all_scores, None if median is None else 0.4 * median)
+            chosen = _select(
+                all_quads,
+                all_scores,
+                None if median is None else 0.4 * median,
+                framed=_white_surround(small, all_quads),
+            )
             final = [
                 (
                     inset.get(int(single[i]))
