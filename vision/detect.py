@@ -632,10 +632,12 @@ def _select(
             j = clash[0]
             big, small = (i, j) if areas[i] > areas[j] else (j, i)
             margin = _inset(quads[small], quads[big])
+            # (A card fills over half its tray cell; the box around a card's symbols less.)
             in_frame = framed is not None and framed[big] and margin > -2.0
-            if (in_frame or margin > 0.06 * np.sqrt(areas[big])) and areas[small] > 0.35 * areas[
-                big
-            ]:
+            in_frame &= areas[small] > 0.5 * areas[big]
+            if in_frame or (
+                margin > 0.06 * np.sqrt(areas[big]) and areas[small] > 0.35 * areas[big]
+            ):
                 # A card inside a larger white frame (a tray cell, a box lid): the card.
                 prefer = small
             elif areas[big] > 1.15 * areas[small] and scores[big] >= 0.7 * scores[small]:
@@ -1033,7 +1035,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         inner, ok = _inner_cards(small, quads[framed])
         if ok.any():
             ratio = _quad_area(inner) / np.maximum(areas[framed], 1e-9)
-            ok &= (ratio > 0.35) & (ratio < 0.9)
+            ok &= (ratio > 0.5) & (ratio < 0.9)
             paper, content, _, _ = _probe_scores(small, inner)
             inner_scores = _aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
