@@ -162,10 +162,14 @@ def _init_pool_worker(model: str | None, options: dict[str, Any]) -> None:
 
 
 def _check_model(model: str | None) -> None:
-    """Load the classifier once here so a bad model is one clear error, not one per worker."""
-    from vision.classify import CardClassifier
+    """Find and verify the model here so a bad model is one clear error, not one per worker.
 
-    CardClassifier(model)
+    Only the file and its checksum are checked: no onnxruntime session (and its threads) is
+    created in the parent before the workers fork.
+    """
+    from vision.models import load_model_info
+
+    load_model_info(model)
 
 
 def _run(job: PhotoJob) -> PhotoOutcome:
@@ -180,7 +184,10 @@ def _run(job: PhotoJob) -> PhotoOutcome:
             job.photo, _WORKER["classifier"], draw=job.output is not None, **_WORKER["options"]
         )
     except (SetVisionError, ValueError, FileNotFoundError, OSError) as error:
-        return PhotoOutcome(job.photo, error=f"{job.photo}: {' '.join(str(error).split())}")
+        message = " ".join(str(error).split())
+        if str(job.photo) not in message:
+            message = f"{job.photo}: {message}"
+        return PhotoOutcome(job.photo, error=message)
     result = done.table.to_json(str(job.photo))
     written = None
     if job.output is not None and done.annotated is not None:
