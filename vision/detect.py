@@ -285,8 +285,10 @@ def _clockwise(quad: np.ndarray) -> np.ndarray:
     return quad if signed > 0 else quad[::-1].copy()
 
 
-def _fit_sides(points: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
-    """Refit each side of ``quad`` to the outline points near it, away from the corners."""
+def _fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray | None:
+    """Refit each side of ``quad`` to the outline points near it (within 2 px + ``reach`` x
+    the side's length), away from the corners; with a wide reach, the points nearest the
+    side's median offset."""
     lines = []
     for i in range(4):
         a, b = quad[i], quad[(i + 1) % 4]
@@ -298,9 +300,12 @@ def _fit_sides(points: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
         rel = points - a
         t = rel @ d
         dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0])
-        sel = (t > 0.15 * length) & (t < 0.85 * length) & (dist < 2.0 + 0.03 * length)
+        sel = (t > 0.15 * length) & (t < 0.85 * length) & (dist < 2.0 + reach * length)
         if np.count_nonzero(sel) < 2:
             return None
+        if reach > 0.05:
+            signed = rel[:, 0] * d[1] - rel[:, 1] * d[0]
+            sel &= np.abs(signed - np.median(signed[sel])) < 2.0 + 0.02 * length
         vx, vy, x0, y0 = cv2.fitLine(points[sel].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
         lines.append((np.array([x0[0], y0[0]]), np.array([vx[0], vy[0]])))
     corners = _line_intersections(lines)
@@ -424,6 +429,7 @@ def _outline_candidates(
     """
     h, w = edges.shape
     out = []
+    near = cv2.dilate(edges, _KERNEL3) > 0
     contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     min_perimeter = 3.0 * np.sqrt(min_area)
     for contour in contours:
@@ -450,15 +456,27 @@ def _outline_candidates(
             continue
         # Texture specks touching the chain bend the hull: refit the sides to the chain's
         # straight runs.
-        quad = _fit_outline(contour, quad)
-        if _corner_score(quad[None])[0] == 0.0:
-            continue
-        fill = min(hull_area / max(float(_quad_area(quad)), 1e-9), 1.0)
-        if fill < 0.85:
+        fitted = _fit_outline(contour, quad)
+        if _corner_score(fitted[None])[0] == 0.0:
+            # The hull's four-sided fit can be bent by a speck; start from the bounding box.
+            box = _clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
+            fitted = _fit_outline(contour, box, reach=0.12)
+            if _corner_score(fitted[None])[0] == 0.0:
+                continue
+        quad = fitted
+        # Evidence: the share of the quad's perimeter that runs along an edge (within ~2 px).
+        t = np.linspace(0.0, 1.0, 24, endpoint=False)
+        rim = (quad[:, None, :] + t[None, :, None] * (quad[_NEXT] - quad)[:, None, :]).reshape(
+            -1, 2
+        )
+        xi = np.clip(np.rint(rim[:, 0]).astype(int), 0, w - 1)
+        yi = np.clip(np.rint(rim[:, 1]).astype(int), 0, h - 1)
+        coverage = float(np.count_nonzero(near[yi, xi]) / len(rim))
+        if coverage < 0.6:
             continue
         if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
             continue
-        out.append((quad, fill, False, hull))
+        out.append((quad, 0.95, False, hull))
     return out
 
 
@@ -1092,11 +1110,11 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     return CardDetections(full.astype(np.float32), np.clip(result_scores, 0, 1), partial)
 
 
-def _fit_outline(outline: np.ndarray, quad: np.ndarray) -> np.ndarray:
+def _fit_outline(outline: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray:
     """``quad`` with its sides refitted to the straight parts of the region outline."""
     points = outline.reshape(-1, 2).astype(np.float64)
-    for _ in range(2):
-        refined = _fit_sides(points, quad)
+    for step in range(2):
+        refined = _fit_sides(points, quad, reach if step == 0 else 0.03)
         if refined is None:
             break
         quad = refined
