@@ -130,7 +130,9 @@ def draw_table(frame: npt.NDArray[np.uint8], table: Table) -> npt.NDArray[np.uin
 
     # Labels: font sized so "striped diamonds" spans ~85% of a card.
     (ref_w, _), _ = cv2.getTextSize("striped diamonds", _FONT, 1.0, 1)
-    scale = float(np.clip(0.85 * card_w / ref_w, 0.3 * max(unit, 0.4), 3.0 * unit + 0.4))
+    # Never below 0.35 (about 8 px letters, still legible): small photos get labels wider than
+    # their cards rather than unreadable ones.
+    scale = float(np.clip(0.85 * card_w / ref_w, 0.35, max(3.0 * unit + 0.4, 0.35)))
     thick = max(1, round(scale * 1.6))
     for i, card in enumerate(table.cards):
         quad = corners[i]
