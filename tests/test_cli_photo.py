@@ -167,6 +167,19 @@ def test_show_without_display_says_so(tmp_path: Path) -> None:
     assert "--show" in result.stderr and "t.sets.jpg" in result.stderr
 
 
+def test_duplicates_are_called_out(tmp_path: Path) -> None:
+    twice = [SET_CARDS[0], SET_CARDS[1], SET_CARDS[0]]
+    src = photo(tmp_path / "dup.jpg", twice)
+    one_deck = run(str(src), "--no-image")
+    assert one_deck.exit_code == 0
+    assert "duplicate readings: #1, #3" in one_deck.stdout
+    assert "resolved by the deck having each card once" in one_deck.stdout
+    mixed = run(str(src), "--no-image", "--mixed-decks", "--json")
+    obj = json.loads(mixed.stdout)
+    assert [c["label"] for c in obj["cards"]] == [c.label for c in twice]
+    assert [c["duplicate"] for c in obj["cards"]] == [True, False, True]
+
+
 def test_process_pool(tmp_path: Path) -> None:
     for name in "abc":
         photo(tmp_path / f"{name}.jpg")
