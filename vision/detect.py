@@ -924,9 +924,16 @@ def _corner_score(quads: np.ndarray) -> np.ndarray:
     return _ramp(-worst, -45.0, -35.0)
 
 
-def _score(small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarray) -> tuple:
+def _score(
+    small: np.ndarray,
+    cands: list[tuple],
+    focal: float,
+    centre: np.ndarray,
+    min_score: float = MIN_SCORE,
+) -> tuple:
     """Score candidates: (quads, fill, cut, outlines, scores, upright, paper level),
-    near-duplicates removed, best first."""
+    near-duplicates removed, best first. Only candidates whose shape alone scores at least
+    ``min_score`` are probed (the probe can only lower a score)."""
     quads = np.array([c[0] for c in cands], dtype=np.float64)
     fill = np.array([c[1] for c in cands])
     cut = np.array([c[2] for c in cands], dtype=bool)
@@ -941,7 +948,7 @@ def _score(small: np.ndarray, cands: list[tuple], focal: float, centre: np.ndarr
     order = _dedupe(quads, pre)
     quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
     outlines = [cands[i][3] for i in order]
-    good = pre > 0.2
+    good = pre >= min_score
     scores = np.zeros(len(quads))
     upright = np.zeros(len(quads), dtype=bool)
     level = np.zeros(len(quads))
@@ -990,7 +997,9 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         return CardDetections.empty()
     focal = 0.85 * max(sh, sw)
     centre = np.array([sw / 2.0, sh / 2.0])
-    quads, fill, cut, outlines, scores, upright, level = _score(small, cands, focal, centre)
+    quads, fill, cut, outlines, scores, upright, level = _score(
+        small, cands, focal, centre, min_score
+    )
     single = np.flatnonzero(scores >= min_score)
     kept = single[
         _select(quads[single], scores[single], framed=_white_surround(small, quads[single]))
@@ -1021,7 +1030,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         ]
         if not pieces:
             break
-        q2, f2, c2, o2, s2, u2, l2 = _score(small, pieces, focal, centre)
+        q2, f2, c2, o2, s2, u2, l2 = _score(small, pieces, focal, centre, min_score)
         s2[l2 < floor] = 0.0
         quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
