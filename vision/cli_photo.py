@@ -188,8 +188,12 @@ def _show(path: Path) -> None:
     ):
         _error(f"--show: no display here (DISPLAY is not set); the annotated copy is {path}")
         return
+    image = cv2.imread(str(path))
+    if image is None:
+        _error(f"--show: cannot read {path} back")
+        return
     try:
-        cv2.imshow(path.name, cv2.imread(str(path)))
+        cv2.imshow(path.name, image)
         cv2.waitKey(0)
         cv2.destroyWindow(path.name)
     except cv2.error:

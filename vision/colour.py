@@ -147,7 +147,7 @@ def symbol_colours(crops: npt.NDArray[np.uint8]) -> SymbolColours:
         )
     # 8-bit CIELAB (OpenCV: L*255/100, a*+128, b*+128) is a table lookup, far cheaper than float.
     lab8 = cv2.cvtColor(small.reshape(n * hh, ww, 3), cv2.COLOR_BGR2LAB)
-    lab = lab8.reshape(n, hh, ww, 3).astype(np.float32) - np.float32([0.0, 128.0, 128.0])
+    lab = lab8.reshape(n, hh, ww, 3).astype(np.float32) - np.array([0.0, 128.0, 128.0], np.float32)
     lab[..., 0] *= np.float32(100.0 / 255.0)
     # Paper reference: median L*a*b* of the brighter half of the paper band, per card.
     paper = lab[:, paper_mask(hh, ww)]  # (N, P, 3)
@@ -224,7 +224,9 @@ def _hue_distance(hue_deg: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     return np.minimum(diff, 360.0 - diff)
 
 
-def _average_linkage(dist: npt.NDArray[np.float64]) -> list[tuple[float, list[int]]]:
+def _average_linkage(
+    dist: npt.NDArray[np.float64],
+) -> list[tuple[float, npt.NDArray[np.int64]]]:
     """Average-linkage agglomeration of a small distance matrix.
 
     Returns the partitions along the merge tree: ``(merge distance that created it, labels)``,

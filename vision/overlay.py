@@ -42,7 +42,7 @@ def set_colours(n: int) -> list[tuple[int, int, int]]:
     for i in range(n):
         hue = int((i * 0.618033988749895 % 1.0) * 180)
         value = 255 if i % 2 == 0 else 200
-        hsv = np.uint8([[[hue, 255, value]]])
+        hsv = np.array([[[hue, 255, value]]], np.uint8)
         b, g, r = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)[0, 0]
         out.append((int(b), int(g), int(r)))
     return out

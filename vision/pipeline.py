@@ -39,8 +39,11 @@ STAGES: Final = ("load", "detect", "warp", "classify", "colour", "rules", "draw"
 
 
 class _Detections(Protocol):
-    corners: npt.NDArray[np.float32]
-    scores: npt.NDArray[np.float32]
+    @property
+    def corners(self) -> npt.NDArray[np.float32]: ...
+
+    @property
+    def scores(self) -> npt.NDArray[np.float32]: ...
 
 
 #: A detector: BGR uint8 frame -> detections with ``corners`` (N, 4, 2) float32 TL, TR, BR, BL
