@@ -84,22 +84,27 @@ def _text_box(
         cv2.putText(image, line, (x, y), _FONT, scale, colour, thick, cv2.LINE_AA)
 
 
-def draw_table(frame: npt.NDArray[np.uint8], table: Table) -> npt.NDArray[np.uint8]:
+def draw_table(
+    frame: npt.NDArray[np.uint8], table: Table, *, copy: bool = True
+) -> npt.NDArray[np.uint8]:
     """An annotated copy of ``frame`` showing the table's cards, labels, SETs and a legend.
 
     Args:
-        frame: (H, W, 3) uint8 BGR photo the table was recognised on. Not modified.
+        frame: (H, W, 3) uint8 BGR photo the table was recognised on. Not modified (unless
+            ``copy=False``).
         table: the :class:`vision.pipeline.Table` for that photo.
+        copy: draw on a copy (default). ``False`` draws on ``frame`` itself, for a caller that
+            owns the frame and no longer needs it (saves a 36 MB copy at 12 MP).
 
     Returns:
-        New (H, W, 3) uint8 BGR image.
+        (H, W, 3) uint8 BGR image: a new one, or ``frame`` when ``copy=False``.
 
     Raises:
         ValueError: if ``frame`` is not (H, W, 3) uint8.
     """
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got {frame.shape} {frame.dtype}")
-    out = frame.copy()
+    out = frame.copy() if copy else frame
     h, w = out.shape[:2]
     unit = max(h, w) / 1000.0  # 1 unit = 1 px on a 1000 px photo
     n = len(table.cards)

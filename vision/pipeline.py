@@ -338,7 +338,8 @@ def process_photo(
     Args:
         source: a path, or the encoded bytes of an image (JPEG, PNG, ...).
         classifier: see :func:`recognise`.
-        draw: also draw the annotated copy (:func:`vision.overlay.draw_table`).
+        draw: also draw the annotated copy (:func:`vision.overlay.draw_table`, on the loaded
+            frame itself: it is not returned otherwise).
         **options: passed to :func:`recognise` (``detector``, ``mixed_decks``, ...).
 
     Returns:
@@ -360,7 +361,7 @@ def process_photo(
         from vision.overlay import draw_table
 
         t = time.perf_counter()
-        annotated = draw_table(frame, table)
+        annotated = draw_table(frame, table, copy=False)  # the frame is ours: no copy
         timings["draw"] = _ms(t)
     return PhotoResult(replace(table, timings_ms=timings), annotated)
 
