@@ -11,8 +11,9 @@ white balance (as a real photo would), chosen to reproduce the failure modes use
 * ``dim``: a quarter of the light, sensor noise and 8-bit quantisation, then brightened back;
 * ``cast``: a strong green-magenta cast with desaturation (webcam auto-white-balance gone wrong).
 
-Reported per source and condition: colour accuracy of the model alone, after table-level colour
-(:func:`vision.colour.table_colour`), and cards fully right with the full decode (colour + deck).
+Reported per source and condition: colour accuracy of the model alone and after table-level
+colour (:func:`vision.colour.table_colour`), and cards fully right: model alone, with the deck
+decoding only, and with both (the pipeline).
 
 Usage::
 
@@ -96,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     data = load_holdout(root)
     report: dict[str, dict[str, dict[str, float]]] = {}
     print(f"{'source':<18} {'light':<8} {'cards':>6} {'model':>7} {'+table':>7} {'card':>7} "
-          f"{'card+':>7}")  # fmt: skip
+          f"{'+deck':>7} {'+both':>7}")  # fmt: skip
     for source, items in sorted(data.items()):
         for condition in ("neutral", "warm", "dim", "cast"):
             rng = np.random.default_rng(0)
-            n = ok_model = ok_table = card_model = card_full = 0
+            n = ok_model = ok_table = card_model = card_deck = card_full = 0
             for _ in range(args.tables):
                 # Distinct cards: a table from one deck.
                 order = rng.permutation(len(items))
@@ -123,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                     Card.from_positions(tuple(int(x) for x in row)) for row in probs.positions()
                 ]
                 decoded = decode_table((probs.count, fused, probs.shape, probs.fill))
+                deck = decode_table((probs.count, probs.colour, probs.shape, probs.fill))
                 card_model += sum(p == t for p, t in zip(plain, truth))
+                card_deck += sum(p == t for p, t in zip(deck.cards, truth))
                 card_full += sum(p == t for p, t in zip(decoded.cards, truth))
                 n += len(truth)
             row = {
@@ -131,12 +134,14 @@ def main(argv: list[str] | None = None) -> int:
                 "colour_model": ok_model / n,
                 "colour_table": ok_table / n,
                 "card_model": card_model / n,
+                "card_deck": card_deck / n,
                 "card_full": card_full / n,
             }
             report.setdefault(source, {})[condition] = row
             print(
                 f"{source:<18} {condition:<8} {n:>6} {row['colour_model']:>7.2%} "
-                f"{row['colour_table']:>7.2%} {row['card_model']:>7.2%} {row['card_full']:>7.2%}"
+                f"{row['colour_table']:>7.2%} {row['card_model']:>7.2%} {row['card_deck']:>7.2%} "
+                f"{row['card_full']:>7.2%}"
             )
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
