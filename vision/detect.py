@@ -342,8 +342,9 @@ def _candidates(
             x, y, bw, bh = cv2.boundingRect(contour)
             if bw * bh < min_area or bw * bh > 2.5 * max_area:
                 continue
+            ragged = len(contour) > 3.2 * (bw + bh)  # a card's outline is smooth
             key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
-            if key in seen:
+            if key in seen or ragged:
                 continue
             seen.add(key)
             found = _contour_candidate(contour, (w, h), min_area, max_area)
@@ -437,6 +438,8 @@ def _outline_candidates(
             continue
         x, y, bw, bh = cv2.boundingRect(contour)
         if bw * bh < min_area or bw * bh > 2.5 * max_area:
+            continue
+        if len(contour) < 1.2 * (bw + bh):  # runs along under 60 % of its bounding box
             continue
         key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
         if key in seen:
