@@ -1050,13 +1050,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         parents &= areas > 1.6 * median
     else:  # no card found: only regions whose ink says "cards side by side"
         parents &= upright
-    cells = [
-        cell
-        for quad in quads[parents]
-        for cell in _grid_split(
+    cells, family = [], []
+    for p, quad in enumerate(quads[parents]):
+        split = _grid_split(
             quad, focal, centre, None if median is None else _quad_area(quad) / median
         )
-    ]
+        cells += split
+        family += [p] * len(split)
     # A card inside a larger white frame (a tray cell, a box lid) whose own edge is too faint
     # to close a region: look for a card-shaped quad inset in each found quad.
     inset = {}
@@ -1084,6 +1084,11 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         if median is not None:
             cell_areas = _quad_area(cells_arr)
             ok &= (cell_areas > 0.6 * median) & (cell_areas < 1.6 * median)
+        # A region of touching cards splits into cards only: every cell must pass, or none is
+        # taken (cells of anything else land on symbols and paper margins at random).
+        family_arr = np.array(family)
+        whole_family = np.array([ok[family_arr == f].all() for f in family_arr])
+        ok &= whole_family
         # A cell may not overlap a card already found (unless that "card" is a cell's parent:
         # two or more cards seen as one).
         found = quads[kept]
