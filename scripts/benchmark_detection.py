@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Time card detection and warping on one core: median and p95 per frame size.
 
-Frames are real table photos from ``../shared/datasets/tables`` resized to 720p, 1080p and
-12 MP (4032 x 3024, or 3024 x 4032 for portrait photos), plus the photos kept at full camera
-resolution (``tables/pclewis/resources/crazy.jpg`` at 16 MP, a maormagori photo at 12 MP).
+Frames are real table photos from ``../shared/datasets/tables`` resized (aspect ratio kept) to
+the pixel count of 720p (0.9 MP), 1080p (2.1 MP) and 12 MP (4032 x 3024), plus the photos kept
+at full camera resolution (``tables/pclewis/resources/crazy.jpg`` at 16 MP, a maormagori photo at 12 MP).
 Decoding is not timed. Each frame is run ``--repeat`` times after one warm-up call; every run
 counts. Both wall-clock and process CPU time are reported: on a shared, loaded machine the CPU
 time is the fairer number (the load average is printed).
@@ -90,10 +90,12 @@ def main(
 
     for row in chosen:
         photo = load_image(root / row["path"])
-        portrait = photo.shape[0] > photo.shape[1]
         for name, (w, h) in SIZES.items():
-            size = (h, w) if portrait else (w, h)
-            interp = cv2.INTER_AREA if size[0] < photo.shape[1] else cv2.INTER_LINEAR
+            # Same pixel count as the named frame size, the photo's own aspect ratio kept
+            # (stretching a photo would stretch its cards out of shape).
+            scale = np.sqrt(w * h / (photo.shape[0] * photo.shape[1]))
+            size = (round(photo.shape[1] * scale), round(photo.shape[0] * scale))
+            interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
             add(name, cv2.resize(photo, size, interpolation=interp))
     for path in sorted(FULL_RESOLUTION):
         if (root / path).exists():
