@@ -3,7 +3,8 @@
 
 Frames are real table photos from ``../shared/datasets/tables`` resized (aspect ratio kept) to
 the pixel count of 720p (0.9 MP), 1080p (2.1 MP) and 12 MP (4032 x 3024), plus the photos kept
-at full camera resolution (``tables/pclewis/resources/crazy.jpg`` at 16 MP, a maormagori photo at 12 MP).
+at full camera resolution (``tables/pclewis/resources/crazy.jpg`` at 16 MP, a maormagori photo
+at 12 MP).
 Decoding is not timed. Each frame is run ``--repeat`` times after one warm-up call; every run
 counts. Both wall-clock and process CPU time are reported: on a shared, loaded machine the CPU
 time is the fairer number (the load average is printed).
