@@ -49,7 +49,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 def load_photo(path: Path) -> npt.NDArray[np.uint8]:
     """The photo as displayed, BGR uint8, via ``vision.io.load_image`` when available."""
     try:
-        from vision.io import load_image  # type: ignore[import-not-found]
+        from vision.io import load_image
     except ImportError:
         data = np.fromfile(str(path), dtype=np.uint8)
         image = cv2.imdecode(data, cv2.IMREAD_COLOR)
@@ -61,7 +61,7 @@ def load_photo(path: Path) -> npt.NDArray[np.uint8]:
 
 def detect(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     """Detected corners (N, 4, 2) from ``vision.detect.find_cards``."""
-    from vision.detect import find_cards  # type: ignore[import-not-found]
+    from vision.detect import find_cards
 
     return np.asarray(find_cards(image).corners, dtype=np.float32).reshape(-1, 4, 2)
 

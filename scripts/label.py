@@ -26,6 +26,7 @@ corners where the sides meet: hand-placed corners then need only be roughly righ
 from __future__ import annotations
 
 import csv
+import dataclasses
 import fcntl
 import hashlib
 import sys
@@ -93,10 +94,10 @@ def load_image(path: Path) -> npt.NDArray[np.uint8]:
     applies the EXIF orientation).
     """
     try:
-        from vision.io import load_image as project_load  # type: ignore[import-not-found]
-    except ImportError:
-        project_load = None
-    if project_load is not None:
+        from vision.io import load_image as project_load
+    except ImportError:  # an older checkout without vision.io
+        pass
+    else:
         return project_load(path)
     data = np.fromfile(str(path), dtype=np.uint8)
     image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
@@ -448,7 +449,7 @@ def _drop_nested(quads: list[npt.NDArray[np.float64]]) -> list[npt.NDArray[np.fl
 
 def detector_find_cards(image: npt.NDArray[np.uint8]) -> list[npt.NDArray[np.float64]]:
     """Proposals from the project's detector, ``vision.detect.find_cards``."""
-    from vision.detect import find_cards  # type: ignore[import-not-found]
+    from vision.detect import find_cards
 
     result = find_cards(image)
     corners = np.asarray(result.corners, dtype=np.float64).reshape(-1, 4, 2)
@@ -561,17 +562,7 @@ def _photo_or_fail(store: Store, name: str) -> PhotoTruth:
 
 
 def _replace(photo: PhotoTruth, **changes: Any) -> PhotoTruth:
-    fields = {
-        "path": photo.path,
-        "width": photo.width,
-        "height": photo.height,
-        "cards": photo.cards,
-        "reviewed": photo.reviewed,
-        "source": photo.source,
-        "note": photo.note,
-    }
-    fields.update(changes)
-    return PhotoTruth(**fields)
+    return dataclasses.replace(photo, **changes)
 
 
 def _quad_from_numbers(values: list[float]) -> npt.NDArray[np.float64]:

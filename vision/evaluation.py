@@ -222,7 +222,7 @@ class CardTruth:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CardTruth:
-        attrs = {k: data[k] for k in ATTRIBUTES if k in data}
+        attrs: dict[str, Any] = {k: data[k] for k in ATTRIBUTES if k in data}
         return cls(
             corners=data["corners"], partial=bool(data.get("partial", False)), attributes=attrs
         )
