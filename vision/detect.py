@@ -342,7 +342,7 @@ def _candidates(
             x, y, bw, bh = cv2.boundingRect(contour)
             if bw * bh < min_area or bw * bh > 2.5 * max_area:
                 continue
-            ragged = len(contour) > 3.2 * (bw + bh)  # a card's outline is smooth
+            ragged = len(contour) > 4.5 * (bw + bh)  # card outlines (and rows of cards) are smooth
             key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
             if key in seen or ragged:
                 continue
@@ -1045,7 +1045,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         areas = _quad_area(quads)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
-    parents = (fill >= 0.88) & ~cut
+    parents = fill >= 0.88  # a row of cards may touch the frame edge
     if median is not None:
         parents &= areas > 1.6 * median
     else:  # no card found: only regions whose ink says "cards side by side"
@@ -1114,7 +1114,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
                     cut[single[i]],
                 )
                 if i < len(single)
-                else (all_quads[i], all_scores[i], False)
+                else (all_quads[i], all_scores[i], _touches_border(all_quads[i], sw, sh))
                 for i in chosen
             ]
     if not final:
@@ -1125,6 +1125,12 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     full = _refine(frame, (work + 0.5) * k - 0.5, k)
     full = order_corners(full, focal=focal * k, centre=(frame.shape[1] / 2, frame.shape[0] / 2))
     return CardDetections(full.astype(np.float32), np.clip(result_scores, 0, 1), partial)
+
+
+def _touches_border(quad: np.ndarray, w: int, h: int, tol: float = 2.0) -> bool:
+    """A corner of ``quad`` lies within ``tol`` px of the image border (or beyond it)."""
+    x, y = quad[:, 0], quad[:, 1]
+    return bool(((x < tol) | (y < tol) | (x > w - 1 - tol) | (y > h - 1 - tol)).any())
 
 
 def _fit_outline(outline: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray:
