@@ -528,7 +528,8 @@ class Store:
             return hits[0]
         if not hits:
             raise typer.BadParameter(f"no photo matches {name!r}")
-        exact = [p for p in hits if Path(p).stem == Path(name).name]
+        last = Path(name).name
+        exact = [p for p in hits if last in (Path(p).name, Path(p).stem)]
         if len(exact) == 1:
             return exact[0]
         raise typer.BadParameter(f"{name!r} is ambiguous: {', '.join(hits[:5])}")
