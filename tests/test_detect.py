@@ -237,10 +237,10 @@ def test_detections_validation():
 # ------------------------------------------------------------------------------------------
 # Real photos: the reviewed annotations in datasets/detection/ (slow; ``pytest -m slow``).
 
-#: Baseline measured when this test was written (97 reviewed photos of 11 sources, 873 cards,
-#: IoU >= 0.85, scripts/eval_detection.py): recall 0.957, precision 0.995. The floors leave a
-#: little room for newly reviewed photos.
-RECALL_FLOOR = 0.945
+#: Baseline measured when this test was written (105 reviewed photos of 11 sources, 944 cards,
+#: IoU >= 0.85, scripts/eval_detection.py): recall 0.949, precision 0.995. The floors leave
+#: room for the hard photos still being reviewed (pclewis shadows and piles).
+RECALL_FLOOR = 0.93
 PRECISION_FLOOR = 0.985
 
 
