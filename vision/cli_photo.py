@@ -136,7 +136,8 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
             console.print(f"annotated copy: {written}")
         return
     s = len(sets)
-    console.print(head + f"{len(cards)} cards, {s} SET{'s' if s != 1 else ''}")
+    noun = "card" if len(cards) == 1 else "cards"
+    console.print(head + f"{len(cards)} {noun}, {s} SET{'s' if s != 1 else ''}")
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("position")

@@ -137,7 +137,7 @@ def draw_table(
     (ref_w, _), _ = cv2.getTextSize("striped diamonds", _FONT, 1.0, 1)
     # Never below 0.35 (about 8 px letters, still legible): small photos get labels wider than
     # their cards rather than unreadable ones.
-    scale = float(np.clip(0.85 * card_w / ref_w, 0.35, max(3.0 * unit + 0.4, 0.35)))
+    scale = float(np.clip(0.85 * card_w / ref_w, 0.35, max(1.0 * unit + 0.3, 0.35)))
     thick = max(1, round(scale * 1.6))
     for i, card in enumerate(table.cards):
         quad = corners[i]
@@ -170,10 +170,10 @@ def _legend(
     if n == 0:
         lines = [("no cards found", (255, 255, 255))]
     elif not table.sets:
-        lines = [(f"{n} cards, no SET: deal 3 more cards", (255, 255, 255))]
+        lines = [(f"{_cards(n)}, no SET: deal 3 more cards", (255, 255, 255))]
     else:
         s = len(table.sets)
-        lines = [(f"{n} cards, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]
+        lines = [(f"{_cards(n)}, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]
         for k, (triple, colour) in enumerate(zip(table.sets, palette)):
             if k == _LEGEND_LINES:
                 lines.append((f"+ {s - k} more", (255, 255, 255)))
@@ -204,6 +204,10 @@ def _legend(
             out, text, (x + swatch + pad, y + sizes[k][0][1] + 2), _FONT, scale, colour, thick,
             cv2.LINE_AA,
         )  # fmt: skip
+
+
+def _cards(n: int) -> str:
+    return f"{n} card{'s' if n != 1 else ''}"
 
 
 def _legend_corner(
