@@ -533,7 +533,7 @@ def _probe_scores(
     ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
     lo, hi = ref.min(axis=1), ref.max(axis=1)
     sat = (hi - lo) / np.maximum(hi, 1.0)
-    paper = _ramp(lo, 25, 60) * _ramp(-sat, -0.55, -0.3)
+    paper = _ramp(lo, 25, 60) * _ramp(-sat, -0.6, -0.4)
     lum = lum8.astype(np.float32)
     rel = lum / np.maximum(local.astype(np.float32), 1.0)
     top = probes.max(axis=3).astype(np.float32)
@@ -1009,7 +1009,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     ]
     # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
     # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
-    floor = 0.4 * float(np.median(level[kept])) if len(kept) else 0.0
+    floor = 0.35 * float(np.median(level[kept])) if len(kept) else 0.0
     if len(kept) and (level[kept] < floor).any():
         scores[level < floor] = 0.0
         single = np.flatnonzero(scores >= min_score)
