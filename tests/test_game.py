@@ -24,11 +24,10 @@ from vision.game import (
     ReplayError,
     SetTaken,
     SoloPenalty,
-    Tournament,
-    TournamentStyle,
     replay,
 )
 from vision.rules import Variant, find_sets, has_set, is_set
+from vision.tournament import Tournament, TournamentStyle
 
 # -- helpers --------------------------------------------------------------------------------
 
