@@ -306,6 +306,8 @@ def _fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.
         if reach > 0.05:
             signed = rel[:, 0] * d[1] - rel[:, 1] * d[0]
             sel &= np.abs(signed - np.median(signed[sel])) < 2.0 + 0.02 * length
+            if np.count_nonzero(sel) < 2:
+                return None
         vx, vy, x0, y0 = cv2.fitLine(points[sel].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
         lines.append((np.array([x0[0], y0[0]]), np.array([vx[0], vy[0]])))
     corners = _line_intersections(lines)
