@@ -1083,7 +1083,8 @@ def set_attrs(
     attrs: dict[str, Any] = {}
     for key in ATTRIBUTES:
         value = getattr(card, key)
-        attrs[key] = int(value) if key == "count" else getattr(value, "value", str(value))
+        value = getattr(value, "value", value)  # an Enum (Count too) or a plain value
+        attrs[key] = int(value) if key == "count" else str(value)
     cards = list(entry.cards)
     old = cards[index]
     cards[index] = CardTruth(corners=old.corners, partial=old.partial, attributes=attrs)
