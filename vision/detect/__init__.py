@@ -1,0 +1,40 @@
+"""Find SET cards in a BGR frame: one quadrilateral per card, corners in frame pixels.
+
+How it works (contour-based, OpenCV only):
+
+1. The frame is shrunk by an integer factor to a working size (long side 640-1279 px).
+2. Candidate regions come from three binary masks: an Otsu threshold of the "whiteness" image
+   (the per-pixel minimum of B, G, R: white paper is bright in every channel; wood, cloth,
+   felt and coloured symbols are not), the regions enclosed by edges (grey-level Canny edges,
+   warmth (R - B) edges, and thin dark seams found by a black-hat filter, so cards touching a
+   neighbour separate along their seam), and the regions enclosed by faint edges with their
+   gaps closed. Open edge chains that run around most of a quad (a white card on a white
+   desk shows three sides) give candidates through their convex hull.
+3. Each outline gets a four-sided fit (``cv2.approxPolyN``). Each quad is scored: the card's
+   aspect ratio (57 x 89 mm) directly and through the perspective (Zhang & He, "Whiteboard
+   scanning and image enhancement", 2007, with an assumed focal length), corner angles, how
+   well the outline fills it, a bright low-saturation paper border (no darker than 0.4 x the
+   scene's other cards) and some ink (symbols) inside, lying across the card.
+4. Selection: a candidate holding two or more separate card-sized candidates (touching cards
+   seen as one) is dropped; of nested candidates the whole card beats its lit half, and a
+   card beats the white frame around it (a tray cell). Touching cards nobody separated are
+   split: a region shaped like an a x b grid of cards into cells, other regions between their
+   two deepest notches. Inside a found quad with a white surround, an inset card is searched.
+5. Corners: the sides are refitted to the straight parts of the outline (rounded corners
+   excluded: corners are where the straight edges meet), then refined on the full-resolution
+   frame by locating the edge along short profiles across each side and fitting a line, so
+   crops of 12 MP photos stay sharp.
+
+A card whose outline runs along the frame edge is reported with ``partial=True`` only while
+what is visible still has a card's shape (it is cut by a few pixels); cards cut further are
+left out. Cards covered by another card are reported only when their outline still looks like a
+whole card (the top card is the one found).
+"""
+
+from vision.detect.find import find_cards
+from vision.detect.geometry import order_corners
+from vision.detect.masks import WORK_LONG_SIDE
+from vision.detect.result import CardDetections
+from vision.detect.scoring import MIN_SCORE
+
+__all__ = ["CardDetections", "MIN_SCORE", "WORK_LONG_SIDE", "find_cards", "order_corners"]

@@ -1,0 +1,206 @@
+"""Candidate quads: four-sided region outlines of the masks, quads around open edge chains
+(a card outline seen on three sides), and side refits to the straight parts of an outline."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+
+from vision.detect.geometry import NEXT, clockwise, corner_score, line_intersections, quad_area
+from vision.detect.masks import KERNEL3
+
+__all__ = [
+    "MAX_CARD_FRACTION",
+    "MIN_CARD_AREA",
+    "contour_candidate",
+    "find_candidates",
+    "fit_outline",
+    "fit_sides",
+    "outline_candidates",
+]
+
+
+MIN_CARD_AREA: Final = 500.0  # working pixels: about 18 x 28 px, too small to read below that
+
+
+MAX_CARD_FRACTION: Final = 0.9  # of the working image area
+
+
+def find_candidates(
+    masks: list[np.ndarray],
+    min_area: float,
+    max_area: float,
+    edges: np.ndarray | None = None,
+    blobs: list[np.ndarray] | None = None,
+) -> list[tuple]:
+    """(quad, fill, cut, outline) for every region outline that is roughly four-sided.
+
+    ``quad`` is the clockwise four-sided polygon around the region (``cv2.approxPolyN``), fill
+    the region's share of it, cut whether the frame edge clips the region. Compact regions
+    that are not four-sided are appended to ``blobs`` (if given).
+    """
+    h, w = masks[0].shape
+    min_perimeter = 3.0 * np.sqrt(min_area)
+    out = []
+    seen: set[tuple[int, int, int, int]] = set()
+    for mask in masks:
+        contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+        if hierarchy is None:
+            continue
+        lengths = np.fromiter((len(c) for c in contours), dtype=np.int64, count=len(contours))
+        outer = np.flatnonzero((hierarchy[0][:, 3] < 0) & (lengths >= min_perimeter))
+        for ci in outer:
+            contour = contours[ci]
+            x, y, bw, bh = cv2.boundingRect(contour)
+            if bw * bh < min_area or bw * bh > 2.5 * max_area:
+                continue
+            ragged = len(contour) > 4.5 * (bw + bh)  # card outlines (and rows of cards) are smooth
+            key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
+            if key in seen or ragged:
+                continue
+            seen.add(key)
+            found = contour_candidate(contour, (w, h), min_area, max_area)
+            if found is not None:
+                out.append(found)
+            elif blobs is not None and bw * bh >= 3 * min_area:
+                area = cv2.contourArea(contour)
+                hull_area = cv2.contourArea(cv2.convexHull(contour))
+                if min_area * 2 <= area <= max_area and area >= 0.75 * hull_area:
+                    blobs.append(contour)  # maybe touching cards: split at notches later
+    if edges is not None:
+        out += outline_candidates(edges, min_area, max_area, seen)
+    return out
+
+
+def contour_candidate(
+    contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
+) -> tuple | None:
+    """(quad, fill, cut, outline) for a region outline that is roughly four-sided, else None."""
+    w, h = size
+    x, y, bw, bh = cv2.boundingRect(contour)
+    area = cv2.contourArea(contour)
+    if area < min_area or area > max_area or area < 0.35 * bw * bh:
+        return None
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
+        return None
+    hull = cv2.convexHull(contour)
+    approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
+    if approx is None or approx.size != 8:
+        return None
+    quad = clockwise(approx.reshape(4, 2).astype(np.float64))
+    fill = area / max(float(quad_area(quad)), 1e-9)
+    if fill < 0.8:
+        return None
+    cut = False
+    if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+        pts = contour.reshape(-1, 2)
+        contact = np.count_nonzero(
+            (pts[:, 0] <= 0) | (pts[:, 1] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] >= h - 1)
+        )
+        cut = contact > 0.25 * min(rw, rh)
+    return quad, fill, cut, contour
+
+
+def outline_candidates(
+    edges: np.ndarray, min_area: float, max_area: float, seen: set[tuple[int, int, int, int]]
+) -> list[tuple]:
+    """Quads around connected edge chains that run along most of a quad's perimeter.
+
+    The convex hull of a card outline seen on three sides is the whole card.
+    """
+    h, w = edges.shape
+    out = []
+    near = cv2.dilate(edges, KERNEL3) > 0
+    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    min_perimeter = 3.0 * np.sqrt(min_area)
+    for contour in contours:
+        if len(contour) < min_perimeter:
+            continue
+        x, y, bw, bh = cv2.boundingRect(contour)
+        if bw * bh < min_area or bw * bh > 2.5 * max_area:
+            continue
+        if len(contour) < 1.2 * (bw + bh):  # runs along under 60 % of its bounding box
+            continue
+        key = (x // 3, y // 3, (x + bw) // 3, (y + bh) // 3)
+        if key in seen:
+            continue
+        seen.add(key)
+        hull = cv2.convexHull(contour)
+        hull_area = cv2.contourArea(hull)
+        if hull_area < min_area or hull_area > max_area:
+            continue
+        approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
+        if approx is None or approx.size != 8:
+            continue
+        quad = clockwise(approx.reshape(4, 2).astype(np.float64))
+        perimeter = float(np.linalg.norm(quad - quad[NEXT], axis=1).sum())
+        chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
+        if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
+            continue
+        # Texture specks touching the chain bend the hull: refit the sides to the chain's
+        # straight runs.
+        fitted = fit_outline(contour, quad)
+        if corner_score(fitted[None])[0] == 0.0:
+            # The hull's four-sided fit can be bent by a speck; start from the bounding box.
+            box = clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
+            fitted = fit_outline(contour, box, reach=0.12)
+            if corner_score(fitted[None])[0] == 0.0:
+                continue
+        quad = fitted
+        # Evidence: the share of the quad's perimeter that runs along an edge (within ~2 px).
+        t = np.linspace(0.0, 1.0, 24, endpoint=False)
+        rim = (quad[:, None, :] + t[None, :, None] * (quad[NEXT] - quad)[:, None, :]).reshape(-1, 2)
+        xi = np.clip(np.rint(rim[:, 0]).astype(int), 0, w - 1)
+        yi = np.clip(np.rint(rim[:, 1]).astype(int), 0, h - 1)
+        coverage = float(np.count_nonzero(near[yi, xi]) / len(rim))
+        if coverage < 0.6:
+            continue
+        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+            continue
+        out.append((quad, 0.95, False, hull))
+    return out
+
+
+def fit_outline(outline: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray:
+    """``quad`` with its sides refitted to the straight parts of the region outline."""
+    points = outline.reshape(-1, 2).astype(np.float64)
+    for step in range(2):
+        refined = fit_sides(points, quad, reach if step == 0 else 0.03)
+        if refined is None:
+            break
+        quad = refined
+    return quad
+
+
+def fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray | None:
+    """Refit each side of ``quad`` to the outline points near it (within 2 px + ``reach`` x
+    the side's length), away from the corners; with a wide reach, the points nearest the
+    side's median offset."""
+    lines = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        d = b - a
+        length = float(np.hypot(d[0], d[1]))
+        if length < 4:
+            return None
+        d = d / length
+        rel = points - a
+        t = rel @ d
+        dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0])
+        sel = (t > 0.15 * length) & (t < 0.85 * length) & (dist < 2.0 + reach * length)
+        if np.count_nonzero(sel) < 2:
+            return None
+        if reach > 0.05:
+            signed = rel[:, 0] * d[1] - rel[:, 1] * d[0]
+            sel &= np.abs(signed - np.median(signed[sel])) < 2.0 + 0.02 * length
+            if np.count_nonzero(sel) < 2:
+                return None
+        vx, vy, x0, y0 = cv2.fitLine(points[sel].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
+        lines.append((np.array([x0[0], y0[0]]), np.array([vx[0], vy[0]])))
+    corners = line_intersections(lines)
+    if corners is None or np.abs(corners - quad).max() > 0.25 * np.sqrt(quad_area(quad)):
+        return None
+    return clockwise(corners)

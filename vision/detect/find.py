@@ -1,0 +1,196 @@
+"""The entry point :func:`find_cards`: masks, candidates, scores, selection, splitting of
+touching cards, insets, full-resolution refinement."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.detect.candidates import (
+    MAX_CARD_FRACTION,
+    MIN_CARD_AREA,
+    contour_candidate,
+    find_candidates,
+    fit_outline,
+)
+from vision.detect.geometry import (
+    aspect_score,
+    order_corners,
+    points_in_quads,
+    quad_area,
+    touches_border,
+)
+from vision.detect.masks import candidate_masks, shrink
+from vision.detect.refine import inner_cards, refine
+from vision.detect.result import CardDetections
+from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, white_surround
+from vision.detect.select import grid_split, select_cards, split_at_notches
+
+__all__ = ["find_cards"]
+
+
+def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
+    """Find every SET card in a frame.
+
+    Args:
+        frame: BGR uint8 image, shape (H, W, 3), any size (large photos are searched at a long
+            side of about :data:`vision.detect.WORK_LONG_SIDE` px and refined at full resolution).
+        min_score: drop detections scoring below this (0..1).
+
+    Returns:
+        :class:`CardDetections` in frame pixels; ``CardDetections.empty()`` when none is found.
+        A card whose outline runs along the frame edge is reported, flagged ``partial``, only
+        while it still has a card's shape (cut by a few pixels); cards cut further are left
+        out. Use :meth:`CardDetections.whole` to drop the partial ones.
+
+    Raises:
+        ValueError: if ``frame`` is not an (H, W, 3) uint8 array.
+    """
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
+        shape = getattr(frame, "shape", None)
+        raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got shape {shape}")
+    if frame.dtype != np.uint8:
+        raise ValueError(f"frame: expected uint8, got {frame.dtype}")
+    if min(frame.shape[:2]) < 16:
+        return CardDetections.empty()
+    small, k = shrink(frame)
+    sh, sw = small.shape[:2]
+    masks, edges = candidate_masks(small)
+    blobs: list[np.ndarray] = []
+    cands = find_candidates(masks, MIN_CARD_AREA, MAX_CARD_FRACTION * sh * sw, edges, blobs)
+    if not cands:
+        cands = [
+            piece
+            for blob in blobs[:12]
+            for part in split_at_notches(blob, (sh, sw))
+            if (piece := contour_candidate(part, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
+        ]
+    if not cands:
+        return CardDetections.empty()
+    focal = 0.85 * max(sh, sw)
+    centre = np.array([sw / 2.0, sh / 2.0])
+    quads, fill, cut, outlines, scores, upright, level = score_candidates(
+        small, cands, focal, centre, min_score
+    )
+    single = np.flatnonzero(scores >= min_score)
+    kept = single[
+        select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
+    ]
+    # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
+    # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
+    floor = 0.35 * float(np.median(level[kept])) if len(kept) else 0.0
+    if len(kept) and (level[kept] < floor).any():
+        scores[level < floor] = 0.0
+        single = np.flatnonzero(scores >= min_score)
+        kept = single[
+            select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
+        ]
+    areas = quad_area(quads)
+    median = float(np.median(areas[kept])) if len(kept) else None
+    # Touching cards that are not aligned (so no grid split applies): cut each large region
+    # between its two deepest notches, twice at most (three cards in a row).
+    for _ in range(2):
+        big = (scores < min_score) & ~cut & (fill < 0.93)
+        big &= areas > (1.5 * median if median is not None else 4 * MIN_CARD_AREA)
+        parents = [outlines[i] for i in np.flatnonzero(big)[:12]] + blobs[:12]
+        blobs = []
+        pieces = [
+            found
+            for outline in parents
+            for piece in split_at_notches(outline, (sh, sw))
+            if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
+        ]
+        if not pieces:
+            break
+        q2, f2, c2, o2, s2, u2, l2 = score_candidates(small, pieces, focal, centre, min_score)
+        s2[l2 < floor] = 0.0
+        quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
+        scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
+        outlines = outlines + o2
+        single = np.flatnonzero(scores >= min_score)
+        kept = single[
+            select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
+        ]
+        areas = quad_area(quads)
+        median = float(np.median(areas[kept])) if len(kept) else None
+    # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
+    parents = fill >= 0.88  # a row of cards may touch the frame edge
+    if median is not None:
+        parents &= areas > 1.6 * median
+    else:  # no card found: only regions whose ink says "cards side by side"
+        parents &= upright
+    cells, family = [], []
+    for p, quad in enumerate(quads[parents]):
+        split = grid_split(
+            quad, focal, centre, None if median is None else quad_area(quad) / median
+        )
+        cells += split
+        family += [p] * len(split)
+    # A card inside a larger white frame (a tray cell, a box lid) whose own edge is too faint
+    # to close a region: look for a card-shaped quad inset in each found quad.
+    inset = {}
+    framed = kept[white_surround(small, quads[kept]) & ~cut[kept]] if len(kept) else kept
+    if len(framed):
+        inner, ok = inner_cards(small, quads[framed])
+        if ok.any():
+            ratio = quad_area(inner) / np.maximum(areas[framed], 1e-9)
+            ok &= (ratio > 0.5) & (ratio < 0.9)
+            paper, content, _, _ = probe_scores(small, inner)
+            inner_scores = aspect_score(inner, focal, centre) * paper * content
+            ok &= inner_scores >= max(min_score, 0.8)
+            for idx in np.flatnonzero(ok):
+                inset[int(framed[idx])] = inner[idx]
+    final = [
+        (inset[i] if i in inset else fit_outline(outlines[i], quads[i]), scores[i], cut[i])
+        for i in kept
+    ]
+    if cells:
+        cells_arr = np.array(cells)
+        paper, content, _, cell_level = probe_scores(small, cells_arr)
+        cell_scores = 0.95 * aspect_score(cells_arr, focal, centre) * paper * content
+        cell_scores[cell_level < floor] = 0.0
+        ok = cell_scores >= min_score
+        if median is not None:
+            cell_areas = quad_area(cells_arr)
+            ok &= (cell_areas > 0.6 * median) & (cell_areas < 1.6 * median)
+        # A region of touching cards splits into cards only: every cell must pass, or none is
+        # taken (cells of anything else land on symbols and paper margins at random).
+        family_arr = np.array(family)
+        whole_family = np.array([ok[family_arr == f].all() for f in family_arr])
+        ok &= whole_family
+        # A cell may not overlap a card already found (unless that "card" is a cell's parent:
+        # two or more cards seen as one).
+        found = quads[kept]
+        if median is not None:
+            found = found[areas[kept] < 1.6 * median]
+        ok &= ~points_in_quads(cells_arr.mean(axis=1), found).any(axis=0)
+        ok &= ~points_in_quads(found.mean(axis=1), cells_arr).any(axis=1)
+        if ok.any():
+            all_quads = np.concatenate([quads[single], cells_arr[ok]])
+            all_scores = np.concatenate([scores[single], cell_scores[ok]])
+            chosen = select_cards(
+                all_quads,
+                all_scores,
+                None if median is None else 0.4 * median,
+                framed=white_surround(small, all_quads),
+            )
+            final = [
+                (
+                    inset.get(int(single[i]))
+                    if int(single[i]) in inset
+                    else fit_outline(outlines[single[i]], all_quads[i]),
+                    all_scores[i],
+                    cut[single[i]],
+                )
+                if i < len(single)
+                else (all_quads[i], all_scores[i], touches_border(all_quads[i], sw, sh))
+                for i in chosen
+            ]
+    if not final:
+        return CardDetections.empty()
+    work = np.array([f[0] for f in final], dtype=np.float64)
+    result_scores = np.array([f[1] for f in final], dtype=np.float32)
+    partial = np.array([f[2] for f in final], dtype=bool)
+    full = refine(frame, (work + 0.5) * k - 0.5, k)
+    full = order_corners(full, focal=focal * k, centre=(frame.shape[1] / 2, frame.shape[0] / 2))
+    return CardDetections(full.astype(np.float32), np.clip(result_scores, 0, 1), partial)

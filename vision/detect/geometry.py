@@ -1,0 +1,218 @@
+"""Quadrilateral geometry: corner order, side ratios through the perspective, areas,
+intersections, and the shape scores (card aspect ratio, corner angles).
+
+Quads are (4, 2) or (N, 4, 2) float64 pixel coordinates (x right, y down); "clockwise" means
+clockwise on screen.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.warp import CARD_ASPECT
+
+__all__ = [
+    "LONG_OVER_SHORT",
+    "NEXT",
+    "aspect_score",
+    "clockwise",
+    "corner_score",
+    "inset",
+    "intersect_sides",
+    "line_intersections",
+    "order_corners",
+    "points_in_quads",
+    "quad_area",
+    "ramp",
+    "rect_ratio",
+    "touches_border",
+]
+
+
+LONG_OVER_SHORT: Final = 1.0 / CARD_ASPECT  # 89 / 57 = 1.561
+
+
+def order_corners(
+    quads: npt.NDArray[np.floating],
+    focal: float | None = None,
+    centre: tuple[float, float] = (0.0, 0.0),
+) -> np.ndarray:
+    """Order quadrilateral corners TL, TR, BR, BL of the card in portrait orientation.
+
+    The corners are first put in clockwise order on screen (y down); the long sides are found
+    through the perspective (see :func:`rect_ratio`); the TL-TR edge is the short edge whose
+    midpoint has the smaller ``y + 0.05 x`` (the higher one; for a card lying near horizontal,
+    the left one), and TL is its first corner going clockwise.
+
+    Args:
+        quads: (N, 4, 2) corner coordinates in pixels, any order.
+        focal: assumed focal length in pixels for the perspective correction (None: treat the
+            quadrilateral as a parallelogram, i.e. compare opposite side lengths).
+        centre: principal point (x, y) in pixels, used with ``focal``.
+
+    Returns:
+        (N, 4, 2) float32, reordered copy.
+    """
+    q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
+    out = np.empty_like(q)
+    for i, quad in enumerate(q):
+        centre = quad.mean(axis=0)
+        angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
+        out[i] = quad[np.argsort(angles)]  # increasing angle = clockwise on screen (y down)
+    ratio = rect_ratio(
+        out, focal, np.asarray(centre, dtype=np.float64)
+    )  # width(0->1) / height(1->2)
+    # Make edge 0->1 a short edge.
+    roll = ratio > 1.0
+    out[roll] = np.roll(out[roll], -1, axis=1)
+    # Of the two short edges (0-1 and 2-3), the top one has the smaller midpoint y; for a card
+    # lying within ~3 degrees of horizontal the left one wins (the 0.05 x term).
+    key = out[..., 1] + 0.05 * out[..., 0]
+    top01 = (key[:, 0] + key[:, 1]) <= (key[:, 2] + key[:, 3])
+    flip = ~top01
+    out[flip] = np.roll(out[flip], -2, axis=1)
+    return out.astype(np.float32)
+
+
+def rect_ratio(
+    quads: np.ndarray, focal: float | None, centre: npt.NDArray[np.floating]
+) -> np.ndarray:
+    """Width/height of the rectangle seen as each clockwise quad (TL, TR, BR, BL) (N,).
+
+    Width is along corner 0 -> 1, height along 1 -> 2. With a focal length (pixels) and the
+    principal point ``centre``, the perspective is undone (Zhang & He 2007, eq. 21); without one,
+    opposite sides are averaged.
+    """
+    q = np.asarray(quads, dtype=np.float64)
+    if focal is None:
+        w = np.linalg.norm(q[:, 1] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 3], axis=1)
+        h = np.linalg.norm(q[:, 2] - q[:, 1], axis=1) + np.linalg.norm(q[:, 3] - q[:, 0], axis=1)
+        return w / np.maximum(h, 1e-9)
+    p = q - centre
+    ones = np.ones(p.shape[:2] + (1,))
+    m = np.concatenate([p / focal, ones], axis=2)  # normalised camera coordinates
+    m1, m2, m4, m3 = m[:, 0], m[:, 1], m[:, 2], m[:, 3]  # paper numbering: m4 is BR
+    c14 = np.cross(m1, m4)
+    k2 = np.einsum("ij,ij->i", c14, m3) / _nz(np.einsum("ij,ij->i", np.cross(m2, m4), m3))
+    k3 = np.einsum("ij,ij->i", c14, m2) / _nz(np.einsum("ij,ij->i", np.cross(m3, m4), m2))
+    n2 = k2[:, None] * m2 - m1
+    n3 = k3[:, None] * m3 - m1
+    return np.sqrt((n2**2).sum(axis=1) / np.maximum((n3**2).sum(axis=1), 1e-18))
+
+
+def _nz(x: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(x) < 1e-12, 1e-12, x)
+
+
+def points_in_quads(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N, M) bool: point m lies inside convex clockwise quad n."""
+    if len(points) == 0 or len(quads) == 0:
+        return np.zeros((len(quads), len(points)), dtype=bool)
+    a = quads[:, None, :, :]  # (N,1,4,2)
+    b = np.roll(quads, -1, axis=1)[:, None, :, :]
+    p = points[None, :, None, :]  # (1,M,1,2)
+    cross = (b[..., 0] - a[..., 0]) * (p[..., 1] - a[..., 1]) - (b[..., 1] - a[..., 1]) * (
+        p[..., 0] - a[..., 0]
+    )
+    return (cross >= 0).all(axis=2)
+
+
+NEXT: Final = np.array([1, 2, 3, 0])
+
+
+def quad_area(quads: np.ndarray) -> np.ndarray:
+    """Area of each quad (..., 4, 2) by the shoelace formula."""
+    x, y = quads[..., 0], quads[..., 1]
+    return 0.5 * np.abs((x * y[..., NEXT] - x[..., NEXT] * y).sum(axis=-1))
+
+
+def line_intersections(lines: np.ndarray) -> np.ndarray | None:
+    """Corners from 4 lines (point, direction) in order: corner i = line i-1 x line i."""
+    corners = np.empty((4, 2))
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        det = d1[0] * (-d2[1]) - d1[1] * (-d2[0])
+        if abs(det) < 1e-6:
+            return None
+        rhs = p2 - p1
+        t = (rhs[0] * (-d2[1]) - rhs[1] * (-d2[0])) / det
+        corners[i] = p1 + t * d1
+    return corners
+
+
+def clockwise(quad: np.ndarray) -> np.ndarray:
+    """The quad (4, 2) with its corners in clockwise screen order (y down)."""
+    x, y = quad[:, 0], quad[:, 1]
+    signed = (x * y[NEXT] - x[NEXT] * y).sum()
+    return quad if signed > 0 else quad[::-1].copy()
+
+
+def intersect_sides(point: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """(N, 4, 2) corners: corner i where side i-1 meets side i (lines as point + direction);
+    NaN where two sides are parallel."""
+    p1, d1 = np.roll(point, 1, axis=1), np.roll(direction, 1, axis=1)
+    p2, d2 = point, direction
+    det = d1[..., 0] * (-d2[..., 1]) + d1[..., 1] * d2[..., 0]
+    rhs = p2 - p1
+    t = (rhs[..., 0] * (-d2[..., 1]) + rhs[..., 1] * d2[..., 0]) / np.where(
+        np.abs(det) < 1e-9, np.nan, det
+    )
+    return p1 + t[..., None] * d1
+
+
+def inset(inner: np.ndarray, outer: np.ndarray) -> float:
+    """Smallest distance (px) from a corner of ``inner`` to a side line of ``outer``, signed
+    positive inside; both clockwise quads."""
+    a = outer
+    d = np.roll(outer, -1, axis=0) - a
+    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    rel = inner[:, None, :] - a[None, :, :]  # (4 corners, 4 sides, 2)
+    signed = rel[..., 1] * d[None, :, 0] - rel[..., 0] * d[None, :, 1]
+    return float(signed.min())
+
+
+def touches_border(quad: np.ndarray, w: int, h: int, tol: float = 2.0) -> bool:
+    """A corner of ``quad`` lies within ``tol`` px of the image border (or beyond it)."""
+    x, y = quad[:, 0], quad[:, 1]
+    return bool(((x < tol) | (y < tol) | (x > w - 1 - tol) | (y > h - 1 - tol)).any())
+
+
+def ramp(x: float | np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """0 below ``lo``, 1 above ``hi``, linear between."""
+    return np.clip((np.asarray(x, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
+
+
+def aspect_score(
+    quads: np.ndarray, focal: float, centre: np.ndarray, *, strict: bool = False
+) -> np.ndarray:
+    """How card-shaped each quad is (N,) in [0, 1].
+
+    The better of two estimates of the long/short side ratio: opposite sides averaged (exact
+    for a card seen head-on, robust to corner noise) and the perspective-corrected ratio
+    (right for tilted views, but noisy for small quads). Full score within about +-20 % of
+    89/57 (+-8 % if ``strict``), none beyond +-38 % (+-16 %): a 45 degree tilt foreshortens a
+    card by 30 %.
+    """
+    lo, hi = (-0.15, -0.08) if strict else (-0.32, -0.18)
+    best = np.zeros(len(quads))
+    for f in (None, focal):
+        ratio = rect_ratio(quads, f, centre)
+        long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
+        err = np.abs(np.log(long_short / LONG_OVER_SHORT))
+        best = np.maximum(best, ramp(-err, lo, hi))
+    return best
+
+
+def corner_score(quads: np.ndarray) -> np.ndarray:
+    """(N,) 1 when every corner angle is within 35 degrees of square, 0 beyond 45: a card
+    tilted up to ~45 degrees keeps its corners within that (a kite or a wedge does not)."""
+    prev = quads[:, [3, 0, 1, 2]] - quads
+    nxt = quads[:, NEXT] - quads
+    cos = (prev * nxt).sum(axis=2) / np.maximum(
+        np.linalg.norm(prev, axis=2) * np.linalg.norm(nxt, axis=2), 1e-9
+    )
+    worst = np.degrees(np.abs(np.arcsin(np.clip(np.abs(cos).max(axis=1), 0, 1))))
+    return ramp(-worst, -45.0, -35.0)

@@ -1,0 +1,162 @@
+"""Side snapping: each side of a quad moved to the strongest nearby edge, used to refine corners
+on the full-resolution frame and to find a card inset in a white frame."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+
+from vision.detect.geometry import clockwise, intersect_sides, quad_area
+
+__all__ = ["SAMPLES", "STEPS", "inner_cards", "refine", "snap_sides"]
+
+
+SAMPLES: Final = 20  # profiles per side
+
+
+STEPS: Final = 25  # samples per profile
+
+
+def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
+    """Snap each side to the strongest nearby edge in the full-resolution frame (two passes)."""
+    if len(quads) == 0:
+        return quads
+    short = np.minimum(
+        np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1),
+        np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
+    )
+    reach = np.minimum(3.0 * k + 4.0, np.maximum(0.07 * short, 2.0))
+    quads = _refine_pass(frame, quads, reach)
+    return _refine_pass(frame, quads, np.maximum(reach / 2, 1.5))
+
+
+def _refine_pass(frame: np.ndarray, quads: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """One pass of :func:`refine`: the strongest edge within +-reach of each side."""
+    out, _ = snap_sides(frame, quads, -reach, reach, centred=True)
+    return out
+
+
+def snap_sides(
+    image: np.ndarray,
+    quads: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    centred: bool,
+    min_step: float = 4.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Move each side of each clockwise quad to the strongest edge at offsets [lo, hi] px.
+
+    Offsets are along the side's outward normal (negative: inwards); all sides of all quads
+    are sampled with one ``cv2.remap`` (``SAMPLES`` profiles of ``STEPS`` points per side).
+    With ``centred`` the search favours small moves (a Gaussian weight). An edge is a step of
+    at least ``min_step`` grey levels between samples. A side whose edge is unclear, or whose
+    new line is not parallel to it, keeps its old line.
+
+    Returns:
+        (quads moved (N, 4, 2), (N, 4) bool: the side found an edge).
+    """
+    n = len(quads)
+    h, w = image.shape[:2]
+    a = quads.reshape(-1, 2)  # (4n, 2) side starts
+    b = np.roll(quads, -1, axis=1).reshape(-1, 2)
+    d = b - a
+    length = np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    d = d / length
+    normal = np.stack([d[:, 1], -d[:, 0]], axis=1)  # outward for clockwise quads (y down)
+    t = np.linspace(0.15, 0.85, SAMPLES)
+    base = a[:, None, :] + t[None, :, None] * length[:, :, None] * d[:, None, :]  # (4n, S, 2)
+    u = np.linspace(0.0, 1.0, STEPS)
+    lo4, hi4 = np.repeat(lo, 4), np.repeat(hi, 4)  # (4n,)
+    offs = lo4[:, None] + u[None, :] * (hi4 - lo4)[:, None]  # (4n, O)
+    pts = base[:, :, None, :] + offs[:, None, :, None] * normal[:, None, None, :]  # (4n,S,O,2)
+    maps = pts.reshape(-1, STEPS, 2).astype(np.float32)
+    prof = cv2.remap(
+        image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    prof = prof.astype(np.float32)
+    # An edge is a step in grey level (paper against a darker surface) or in warmth (R - B:
+    # cream paper against a bluish-white tray or desk, where the grey levels barely differ).
+    lum = prof.min(axis=2).reshape(4 * n, SAMPLES, STEPS)
+    warm = (prof[..., 2] - prof[..., 0]).reshape(4 * n, SAMPLES, STEPS)
+    grad = np.maximum(np.abs(np.diff(lum, axis=2)), np.abs(np.diff(warm, axis=2)))
+    if centred:
+        mids = (u[:-1] + u[1:]) - 1.0  # -1 .. 1
+        wgrad = grad * np.exp(-0.5 * (mids / 0.6) ** 2)[None, None, :]
+    else:
+        wgrad = grad
+    best = wgrad.argmax(axis=2)
+    peak = np.take_along_axis(grad, best[..., None], axis=2)[..., 0]
+    left = np.take_along_axis(wgrad, np.maximum(best - 1, 0)[..., None], axis=2)[..., 0]
+    right = np.take_along_axis(wgrad, np.minimum(best + 1, STEPS - 2)[..., None], axis=2)[..., 0]
+    mid = np.take_along_axis(wgrad, best[..., None], axis=2)[..., 0]
+    denom = left - 2 * mid + right
+    sub = np.where(np.abs(denom) > 1e-6, 0.5 * (left - right) / np.where(denom == 0, 1, denom), 0)
+    pos = best + 0.5 + np.clip(sub, -0.5, 0.5)  # in steps, between sample i and i+1
+    step = (hi4 - lo4) / (STEPS - 1)
+    off = lo4[:, None] + pos * step[:, None]
+    edge = base + off[..., None] * normal[:, None, :]  # (4n, S, 2)
+    inside = (base[..., 0] >= 0) & (base[..., 0] < w) & (base[..., 1] >= 0) & (base[..., 1] < h)
+    valid = inside & (peak > min_step) & (best > 0) & (best < STEPS - 2)
+    # Keep the samples that agree with the median offset: part of a side may show another
+    # edge (a neighbour, a shadow, a faint stretch of this one).
+    enough = valid.sum(axis=1) >= SAMPLES // 3
+    valid &= enough[:, None]
+    if enough.any():
+        med = np.zeros(len(off))
+        med[enough] = np.nanmedian(np.where(valid[enough], off[enough], np.nan), axis=1)
+        valid &= np.abs(off - med[:, None]) < 2.0 + 0.01 * length
+    count = valid.sum(axis=1)
+    ok = count >= SAMPLES // 3
+    # Total least squares line through each side's samples, all sides at once.
+    wts = valid.astype(np.float64)
+    cnt = np.maximum(count, 1)[:, None]
+    mean = (edge * wts[..., None]).sum(axis=1) / cnt  # (4n, 2)
+    dev = (edge - mean[:, None, :]) * wts[..., None]
+    sxx, syy = (dev[..., 0] ** 2).sum(axis=1), (dev[..., 1] ** 2).sum(axis=1)
+    sxy = (dev[..., 0] * dev[..., 1]).sum(axis=1)
+    angle = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    direction = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    direction *= np.where((direction * d).sum(axis=1) < 0, -1.0, 1.0)[:, None]
+    # The new line must run along the old side: both ends within the search band and about
+    # equally far (else it is another edge: a neighbour's, or a shadow's).
+    cross = lambda p: (p - mean)[:, 0] * direction[:, 1] - (p - mean)[:, 1] * direction[:, 0]  # noqa: E731
+    dist_a, dist_b = cross(a), cross(b)
+    band = np.maximum(np.abs(lo4), np.abs(hi4))
+    tol = np.maximum(np.abs(hi4 - lo4) / 2, 1.0)
+    ok &= (np.maximum(np.abs(dist_a), np.abs(dist_b)) <= band) & (np.abs(dist_a - dist_b) <= tol)
+    rel = edge - mean[:, None, :]
+    resid = np.abs(rel[..., 0] * direction[:, None, 1] - rel[..., 1] * direction[:, None, 0])
+    straight = ((resid < 1.5) & valid).sum(axis=1) >= 0.3 * SAMPLES
+    point = np.where(ok[:, None], mean, a)
+    direction = np.where(ok[:, None], direction, d)
+    corners = intersect_sides(point.reshape(n, 4, 2), direction.reshape(n, 4, 2))
+    found = (ok & straight).reshape(n, 4)
+    out = quads.copy()
+    for c in range(n):
+        if corners[c] is None or not np.isfinite(corners[c]).all():
+            found[c] = False
+            continue
+        moved = clockwise(corners[c])
+        reach = max(abs(lo[c]), abs(hi[c]))
+        if np.abs(moved - quads[c]).max() > 2.5 * reach:
+            found[c] = False
+            continue
+        if quad_area(moved) > 0.3 * quad_area(quads[c]):
+            out[c] = moved
+    return out, found
+
+
+def inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each quad, a card-like quad inset inside it (a card in a tray cell or on a white
+    box lid, whose own edge is too faint to close a region): (N, 4, 2) and (N,) bool found."""
+    short = np.minimum(
+        np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1),
+        np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
+    )
+    inner, found = snap_sides(
+        small, quads, -0.3 * short, -0.03 * short, centred=False, min_step=2.5
+    )
+    return inner, found.all(axis=1)

@@ -1,0 +1,156 @@
+"""Candidate scores: shape (aspect ratio, corners, fill) and a tiny upright warp of each quad
+probed for a bright neutral paper border and ink (symbols) inside."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+
+from vision.detect.geometry import aspect_score, corner_score, ramp, rect_ratio
+from vision.detect.masks import KERNEL7
+from vision.detect.select import dedupe
+
+__all__ = ["MIN_SCORE", "probe_scores", "score_candidates", "white_surround"]
+
+
+#: Detections scoring below this are dropped.
+MIN_SCORE: Final = 0.5
+
+
+_PROBE_W, _PROBE_H = 40, 62
+
+
+def _probe_masks() -> tuple[np.ndarray, np.ndarray]:
+    yy, xx = np.mgrid[0:_PROBE_H, 0:_PROBE_W]
+    fx, fy = xx / (_PROBE_W - 1), yy / (_PROBE_H - 1)
+    inner = (fx > 0.13) & (fx < 0.87) & (fy > 0.1) & (fy < 0.9)
+    band = ~inner & (fx > 0.04) & (fx < 0.96) & (fy > 0.03) & (fy < 0.97)
+    return inner, band
+
+
+_INNER, _BAND = _probe_masks()
+
+
+_PROBE_TARGET: Final = np.array(
+    [[0, 0], [_PROBE_W - 1, 0], [_PROBE_W - 1, _PROBE_H - 1], [0, _PROBE_H - 1]], np.float32
+)
+
+
+def score_candidates(
+    small: np.ndarray,
+    cands: list[tuple],
+    focal: float,
+    centre: np.ndarray,
+    min_score: float = MIN_SCORE,
+) -> tuple:
+    """Score candidates: (quads, fill, cut, outlines, scores, upright, paper level),
+    near-duplicates removed, best first. Only candidates whose shape alone scores at least
+    ``min_score`` are probed (the probe can only lower a score)."""
+    quads = np.array([c[0] for c in cands], dtype=np.float64)
+    fill = np.array([c[1] for c in cands])
+    cut = np.array([c[2] for c in cands], dtype=bool)
+    # A region clipped by the frame edge counts only if it still has a card's shape (the card
+    # is cut by a few pixels at most); it is reported as partial.
+    aspect = np.where(
+        cut,
+        aspect_score(quads, focal, centre, strict=True),
+        aspect_score(quads, focal, centre),
+    )
+    pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
+    order = dedupe(quads, pre)
+    quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
+    outlines = [cands[i][3] for i in order]
+    good = pre >= min_score
+    scores = np.zeros(len(quads))
+    upright = np.zeros(len(quads), dtype=bool)
+    level = np.zeros(len(quads))
+    paper, content, upright[good], level[good] = probe_scores(small, quads[good])
+    scores[good] = pre[good] * paper * content
+    return quads, fill, cut, outlines, scores, upright, level
+
+
+def probe_scores(
+    small: np.ndarray, quads: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Paper and content scores (N,) in [0, 1] from a tiny upright warp of each quad.
+
+    Paper: the border band's median colour is bright and near neutral. Content: some ink inside
+    (symbols), little ink in the border band. Ink is a pixel darker than the paper around it,
+    more colourful than the paper, or very dark. Also returns (N,) bool "upright" (the ink
+    stands along the quad's long side, as in two cards side by side) and (N,) the paper's
+    grey level (its darkest channel), for a comparison with the other cards of the scene.
+    """
+    n = len(quads)
+    if n == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
+    wide = rect_ratio(quads, None, np.zeros(2)) > 1.0
+    quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
+    probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
+    lum8 = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
+    local = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
+    for i, quad in enumerate(quads):
+        hom = cv2.getPerspectiveTransform(quad.astype(np.float32), _PROBE_TARGET)
+        probes[i] = cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), flags=cv2.INTER_LINEAR)
+        lum8[i] = probes[i].min(axis=2)
+        # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
+        # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
+        local[i] = cv2.morphologyEx(lum8[i], cv2.MORPH_CLOSE, KERNEL7)
+    ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
+    lo, hi = ref.min(axis=1), ref.max(axis=1)
+    sat = (hi - lo) / np.maximum(hi, 1.0)
+    paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
+    lum = lum8.astype(np.float32)
+    rel = lum / np.maximum(local.astype(np.float32), 1.0)
+    top = probes.max(axis=3).astype(np.float32)
+    chroma = (top - lum) / np.maximum(top, 1.0)
+    ink = (rel < 0.86) | (chroma > np.maximum(0.3, sat + 0.18)[:, None, None])
+    ink |= lum < 0.45 * lo[:, None, None]
+    band_ink = ink[:, _BAND].mean(axis=1)
+    inner_ink = ink[:, _INNER].mean(axis=1)
+    content = ramp(inner_ink, 0.003, 0.012) * ramp(-inner_ink, -0.9, -0.75)
+    content = content * ramp(-band_ink, -0.3, -0.12)
+    # Only a quad shaped like two cards side by side (long/short ~1.28 head-on) needs this.
+    pairish = np.maximum(rect_ratio(quads, None, np.zeros(2)), 1e-9)
+    pairish = np.maximum(pairish, 1.0 / pairish) < 1.45
+    crosswise = np.ones(n)
+    for i in np.flatnonzero(pairish & (content > 0)):
+        crosswise[i] = _crosswise_share(ink[i] & _INNER)
+    # SET symbols lie across the card (wider than tall in an upright card): a quad whose ink
+    # stands upright is two cards side by side, or a card seen sideways within something.
+    upright = crosswise < 0.4
+    content = content * np.where(upright, 0.3, 1.0)
+    return paper, content, upright, lo
+
+
+def _crosswise_share(ink: np.ndarray) -> float:
+    """Share of the ink (in blobs of >= 8 px) lying in blobs wider than tall; 1 without ink."""
+    count, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    stats = stats[1:]
+    stats = stats[stats[:, cv2.CC_STAT_AREA] >= 8]
+    total = stats[:, cv2.CC_STAT_AREA].sum()
+    if total == 0:
+        return 1.0
+    tall = stats[:, cv2.CC_STAT_HEIGHT] >= 1.3 * stats[:, cv2.CC_STAT_WIDTH]
+    return float(1.0 - stats[tall, cv2.CC_STAT_AREA].sum() / total)
+
+
+def white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N,) bool: the surface just outside each quad is as bright as the paper just inside it
+    (the quad may be a white frame around a card, not the card itself)."""
+    if len(quads) == 0:
+        return np.zeros(0, dtype=bool)
+    centres = quads.mean(axis=1, keepdims=True)
+    t = np.linspace(0.1, 0.9, 8)
+    a, b = quads, np.roll(quads, -1, axis=1)
+    edge = a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]  # (N,4,8,2)
+    edge = edge.reshape(len(quads), -1, 2)
+    outside = centres + 1.1 * (edge - centres)
+    inside = centres + 0.92 * (edge - centres)
+    pts = np.stack([outside, inside], axis=1).astype(np.float32)  # (N, 2, 32, 2)
+    flat = pts.reshape(-1, 32, 2)
+    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
+    lum = vals.min(axis=2).astype(np.float32).reshape(len(quads), 2, 32)
+    out_l, in_l = np.median(lum[:, 0], axis=1), np.median(lum[:, 1], axis=1)
+    return out_l >= 0.85 * in_l

@@ -1,0 +1,162 @@
+"""Selection among scored candidates (no composites, nesting or duplicates) and the splitting of
+touching cards seen as one region (card grids into cells, other regions at their notches)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.detect.geometry import inset, points_in_quads, quad_area, rect_ratio
+from vision.warp import CARD_ASPECT
+
+__all__ = ["dedupe", "grid_split", "select_cards", "split_at_notches"]
+
+
+def select_cards(
+    quads: np.ndarray,
+    scores: np.ndarray,
+    min_member: float | None = None,
+    framed: np.ndarray | None = None,
+) -> np.ndarray:
+    """Indices of the kept candidates: no composites, no nesting, no duplicates.
+
+    ``framed``: (N,) bool, the surface around the candidate is as bright as its paper (see
+    :func:`vision.detect.scoring.white_surround`); of two nested candidates, a framed outer one
+    is a frame around the card (a tray cell), an unframed one is the whole card around its lit
+    part.
+
+    ``min_member``: smallest area (working pixels) of a candidate that can make a larger one a
+    composite of several cards (None: 3 % of the larger one).
+    """
+    if len(quads) == 0:
+        return np.zeros(0, dtype=int)
+    areas = quad_area(quads)
+    centres = quads.mean(axis=1)
+    inside = points_in_quads(centres, quads)  # [i, j]: centre j inside quad i
+    np.fill_diagonal(inside, False)
+    # A composite holds the centres of >= 2 clearly smaller, mutually separate candidates.
+    composite = np.zeros(len(quads), dtype=bool)
+    for i in np.flatnonzero(inside.sum(axis=1) >= 2):
+        floor = 0.03 * areas[i] if min_member is None else min_member
+        members = np.flatnonzero(inside[i] & (areas < 0.75 * areas[i]) & (areas > floor))
+        if len(members) < 2:
+            continue
+        sub = inside[np.ix_(members, members)]
+        if (~(sub | sub.T)).any():
+            composite[i] = True
+    order = np.argsort(-scores, kind="stable")
+    kept: list[int] = []
+    for i in order:
+        if composite[i]:
+            continue
+        clash = [j for j in kept if inside[i, j] or inside[j, i]]
+        if not clash:
+            kept.append(int(i))
+        elif len(clash) == 1:
+            j = clash[0]
+            big, small = (i, j) if areas[i] > areas[j] else (j, i)
+            margin = inset(quads[small], quads[big])
+            # (A card fills over half its tray cell; the box around a card's symbols less.)
+            in_frame = framed is not None and framed[big] and margin > -2.0
+            in_frame &= areas[small] > 0.5 * areas[big]
+            if in_frame or (
+                margin > 0.06 * np.sqrt(areas[big]) and areas[small] > 0.35 * areas[big]
+            ):
+                # A card inside a larger white frame (a tray cell, a box lid): the card.
+                prefer = small
+            elif areas[big] > 1.15 * areas[small] and scores[big] >= 0.7 * scores[small]:
+                # A part of a card (its lit half, the paper inside its edge): the whole card.
+                prefer = big
+            else:
+                prefer = j
+            kept[kept.index(j)] = int(prefer)
+    return np.array(kept, dtype=int)
+
+
+def dedupe(quads: np.ndarray, pre: np.ndarray) -> np.ndarray:
+    """Indices keeping the best of near-identical quads (same centre and area), best first."""
+    order = np.argsort(-pre, kind="stable")
+    centres = quads.mean(axis=1)
+    areas = quad_area(quads)
+    kept: list[int] = []
+    for i in order:
+        if kept:
+            idx = np.array(kept)
+            near = np.hypot(*(centres[idx] - centres[i]).T) < 0.05 * np.sqrt(areas[i]) + 1.0
+            if (near & (np.abs(np.log(areas[idx] / areas[i])) < 0.06)).any():
+                continue
+        kept.append(int(i))
+    return np.array(kept, dtype=int)
+
+
+def grid_split(
+    quad: np.ndarray, focal: float, centre: np.ndarray, count: float | None
+) -> list[np.ndarray]:
+    """Cells of ``quad`` (a x b grid, perspective-correct) whose shape is a card's.
+
+    ``count`` is the expected number of cards (area over the median card area) or None; the
+    smallest fitting grid of 2 to 36 cells is used when it is unknown.
+    """
+    ratio = float(rect_ratio(quad[None], focal, centre)[0])  # edge 0-1 over edge 1-2
+    best: list[tuple[float, int, int]] = []
+    for a in range(1, 7):
+        for b in range(1, 7):
+            n = a * b
+            if n < 2:
+                continue
+            if count is not None and abs(n - count) > max(0.6, 0.25 * count):
+                continue
+            cell = ratio * b / a
+            err = min(abs(np.log(cell / CARD_ASPECT)), abs(np.log(cell * CARD_ASPECT)))
+            if err < 0.15:
+                best.append((n if count is None else abs(n - count), a, b))
+    if not best:
+        return []
+    _, a, b = min(best)
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    hom = cv2.getPerspectiveTransform(unit, quad.astype(np.float32))
+    cells = []
+    for i in range(a):
+        for j in range(b):
+            pts = np.array(
+                [
+                    [i / a, j / b],
+                    [(i + 1) / a, j / b],
+                    [(i + 1) / a, (j + 1) / b],
+                    [i / a, (j + 1) / b],
+                ],
+                np.float64,
+            )
+            cells.append(cv2.perspectiveTransform(pts[None], hom)[0])
+    return cells
+
+
+def split_at_notches(contour: np.ndarray, shape: tuple[int, int]) -> list[np.ndarray]:
+    """Cut a region between its two deepest notches (where two touching cards meet, their
+    rounded corners and any offset leave concavities); the outlines of the pieces."""
+    hull_idx = cv2.convexHull(contour, returnPoints=False)
+    if hull_idx is None or len(hull_idx) < 4:
+        return []
+    try:
+        defects = cv2.convexityDefects(contour, np.sort(hull_idx, axis=0))
+    except cv2.error:
+        return []
+    if defects is None or len(defects) < 2:
+        return []
+    defects = defects.reshape(-1, 4)
+    depth = defects[:, 3] / 256.0
+    area = cv2.contourArea(contour)
+    keep = depth >= max(2.0, 0.02 * np.sqrt(area))
+    if keep.sum() < 2:
+        return []
+    deepest = defects[keep][np.argsort(-depth[keep])[:2]]
+    p1, p2 = contour[deepest[0, 2], 0], contour[deepest[1, 2], 0]
+    x, y, bw, bh = cv2.boundingRect(contour)
+    mask = np.zeros((bh + 2, bw + 2), np.uint8)
+    offset = np.array([x - 1, y - 1])
+    cv2.drawContours(mask, [contour - offset], -1, 255, -1)
+    cv2.line(mask, tuple(int(v) for v in p1 - offset), tuple(int(v) for v in p2 - offset), 0, 3)
+    pieces, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if len(pieces) < 2:
+        return []
+    return [piece + offset for piece in pieces]
