@@ -15,6 +15,10 @@ an assignment maximising the number of agreeing attributes (Hungarian). Reported
 * SETs: the SETs found (as card triples) equal the true table's SETs,
 * count: the number of cards found equals the number of true cards.
 
+Cards annotated ``partial`` (cut by the frame edge or mostly covered) are not in the truth, and a
+detection lying half or more inside one is dropped before scoring (as in the detection
+evaluation): finding and reading such a card is neither a misread nor an extra card.
+
 Each figure is also given for the ablations that the saved probabilities allow: the model alone
 (argmax per attribute), + table-level colour, + deck decoding, and the full pipeline.
 
@@ -54,6 +58,9 @@ class Truth:
     path: str
     source: str
     cards: list[Card]
+    #: corners of annotated partial cards (cut by the frame or mostly covered): not in ``cards``,
+    #: and a detection lying inside one is ignored, as in the detection evaluation.
+    partial: list[np.ndarray] = field(default_factory=list)
 
 
 def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
@@ -70,15 +77,19 @@ def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
     if use_annotations and folder.is_dir():
         from vision.evaluation import load_annotations
 
+        known = {t.path: t for t in out}
         for photo in load_annotations(folder, reviewed_only=True):
             whole = [c for c in photo.cards if not c.partial]
+            partial = [c.corners for c in photo.cards if c.partial]
+            if photo.path in known:
+                known[photo.path].partial = partial
             if photo.path in tables or not whole:
                 continue
             if all(all(a in c.attributes for a in ATTRS) for c in whole):
                 labelled = [
                     parse_card(" ".join(str(c.attributes[a]) for a in ATTRS)) for c in whole
                 ]
-                out.append(Truth(photo.path, photo.source or "annotated", labelled))
+                out.append(Truth(photo.path, photo.source or "annotated", labelled, partial))
     return out
 
 
@@ -95,6 +106,19 @@ def match(pred: list[Card], truth: list[Card]) -> tuple[np.ndarray, list[tuple[i
     )  # (P, T, 4)
     rows, cols = linear_sum_assignment(-agree.sum(axis=2))
     return agree[rows, cols].sum(axis=0), list(zip(rows.tolist(), cols.tolist()))
+
+
+def outside_partial(corners: np.ndarray, partial: list[np.ndarray]) -> list[int]:
+    """Indices of detections not lying (half their area or more) inside a partial true card."""
+    from vision.evaluation import IGNORE_OVERLAP, polygon_area, polygon_intersection
+
+    keep = []
+    for i, quad in enumerate(corners):
+        area = polygon_area(quad)
+        inside = max((polygon_intersection(quad, p) for p in partial), default=0.0)
+        if not (area > 0 and inside / area >= IGNORE_OVERLAP):
+            keep.append(i)
+    return keep
 
 
 def set_triples(cards: list[Card]) -> Counter:
@@ -186,13 +210,15 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         table = process_photo(root / truth.path, classifier, draw=False).table
         times.append((time.perf_counter() - start) * 1000)
+        keep = outside_partial(table.corners, truth.partial)
         for name, pred in variants(table).items():
+            pred = [pred[i] for i in keep]
             for source in (truth.source, "all"):
                 right = tallies[(source, name)].add(pred, truth.cards)
             if name == "full" and not right:
                 wrong_tables.append(truth.path)
                 if args.verbose:
-                    _explain(truth, pred, table)
+                    _explain(truth, pred, table, keep)
         print(f"\r{k}/{len(truths)} photos", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
 
@@ -223,14 +249,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _explain(truth: Truth, pred: list[Card], table) -> None:  # noqa: ANN001
+def _explain(truth: Truth, pred: list[Card], table, keep: list[int]) -> None:  # noqa: ANN001
     _, pairs = match(pred, truth.cards)
-    print(f"\n{truth.path}: {len(pred)} found, {len(truth.cards)} true")
+    ignored = len(table.cards) - len(keep)
+    note = f" ({ignored} inside partial cards ignored)" if ignored else ""
+    print(f"\n{truth.path}: {len(pred)} found{note}, {len(truth.cards)} true")
     matched_t = {t for _, t in pairs}
     for p, t in pairs:
         if pred[p] != truth.cards[t]:
-            conf = float(table.confidences[p])
-            print(f"  #{p + 1} read {pred[p].label} ({conf:.2f}), truth {truth.cards[t].label}")
+            conf = float(table.confidences[keep[p]])
+            print(
+                f"  #{keep[p] + 1} read {pred[p].label} ({conf:.2f}), truth {truth.cards[t].label}"
+            )
     for t, card in enumerate(truth.cards):
         if t not in matched_t:
             print(f"  missed {card.label}")
