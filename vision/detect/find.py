@@ -21,6 +21,7 @@ from vision.detect.geometry import (
     touches_border,
 )
 from vision.detect.masks import candidate_masks, shrink
+from vision.detect.neighbours import neighbour_cards
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
 from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, white_surround
@@ -186,6 +187,15 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
                 else (all_quads[i], all_scores[i], touches_border(all_quads[i], sw, sh))
                 for i in chosen
             ]
+    if final:
+        # Cards beside found cards whose outline did not close a region (shadow, glare, white
+        # on white): SET is dealt in rows and columns.
+        found_quads = np.array([f[0] for f in final], dtype=np.float64)
+        whole = ~np.array([f[2] for f in final], dtype=bool)
+        extra, extra_scores = neighbour_cards(
+            small, found_quads[whole], found_quads, focal, centre, min_score, floor
+        )
+        final += [(q, s, False) for q, s in zip(extra, extra_scores)]
     if not final:
         return CardDetections.empty()
     work = np.array([f[0] for f in final], dtype=np.float64)

@@ -1,0 +1,189 @@
+"""Cards next to found cards: SET is dealt in rows and columns, so a card whose own outline did
+not close a region (half in a hand's shadow, washed out by glare, white on a white desk) usually
+lies one card's width or height away from a card that was found.
+
+For every found card, hypotheses are placed beside it in the plane of the table (the found
+card's homography extrapolated, at a few gaps), their sides snapped to the strongest nearby
+edges (:func:`vision.detect.refine.snap_sides`), and kept only when most sides found an edge and
+the quad scores as a card on its own: a card's shape, a bright neutral paper border and some
+ink inside (:func:`vision.detect.scoring.probe_scores`). New cards seed further hypotheses (a row
+of cards found from one end).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+
+from vision.detect.geometry import (
+    aspect_score,
+    clockwise,
+    corner_score,
+    points_in_quads,
+    quad_area,
+)
+from vision.detect.refine import snap_sides
+from vision.detect.scoring import probe_scores
+
+__all__ = ["neighbour_cards"]
+
+#: Gaps between neighbouring cards tried, as a fraction of the card's side along the step.
+_GAPS: Final = (0.04, 0.2, 0.45)
+#: Rounds of seeding (a row of cards can be found from one end).
+_ROUNDS: Final = 3
+#: Largest difference in chromaticity (B, G, R over their sum) from the found cards' paper.
+_TINT_TOLERANCE: Final = 0.03
+_UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+
+
+def _hypotheses(seeds: np.ndarray) -> np.ndarray:
+    """(M, 4, 2) quads beside each clockwise seed quad: left, right, above and below it in
+    the seed's own frame, at each gap of :data:`_GAPS`."""
+    out = []
+    for quad in seeds:
+        hom = cv2.getPerspectiveTransform(_UNIT, quad.astype(np.float32))
+        for gap in _GAPS:
+            step = 1.0 + gap
+            for dx, dy in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
+                pts = (_UNIT + np.array([dx, dy], np.float32))[None]
+                out.append(cv2.perspectiveTransform(pts, hom)[0])
+    return np.array(out, dtype=np.float64).reshape(-1, 4, 2)
+
+
+def _tint(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 3) chromaticity (B, G, R over their sum) of the paper just inside each quad's sides
+    (median colour of 32 points at 0.9 x the way from the centre), and (N,) its darkest
+    channel."""
+    if len(quads) == 0:
+        return np.zeros((0, 3)), np.zeros(0)
+    centres = quads.mean(axis=1, keepdims=True)
+    t = np.linspace(0.1, 0.9, 8)
+    a, b = quads, np.roll(quads, -1, axis=1)
+    edge = (a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]).reshape(
+        len(quads), -1, 2
+    )
+    pts = (centres + 0.9 * (edge - centres)).astype(np.float32)
+    vals = cv2.remap(small, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR).astype(np.float64)
+    colour = np.median(vals, axis=1)
+    return colour / np.maximum(colour.sum(axis=1, keepdims=True), 1.0), colour.min(axis=1)
+
+
+def _brighter_sides(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N,) how many sides of each quad have the paper just inside at least about as bright
+    (darkest channel, median of 8 points) as the surface just outside."""
+    if len(quads) == 0:
+        return np.zeros(0, dtype=int)
+    centres = quads.mean(axis=1, keepdims=True)[:, :, None, :]  # (N, 1, 1, 2)
+    t = np.linspace(0.15, 0.85, 8)
+    a, b = quads, np.roll(quads, -1, axis=1)
+    edge = a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]  # (N, 4, 8, 2)
+    pts = np.stack([centres + 0.9 * (edge - centres), centres + 1.06 * (edge - centres)], axis=1)
+    flat = pts.reshape(-1, 8, 2).astype(np.float32)
+    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
+    lum = vals.min(axis=2).astype(np.float64).reshape(len(quads), 2, 4, 8)
+    inner, outer = np.median(lum[:, 0], axis=2), np.median(lum[:, 1], axis=2)
+    return (inner >= 0.95 * outer).sum(axis=1)
+
+
+def _within(quads: np.ndarray, w: int, h: int, margin: float) -> np.ndarray:
+    """(N,) bool: every corner lies at least ``margin`` px inside the w x h image."""
+    x, y = quads[..., 0], quads[..., 1]
+    inside = (x >= margin) & (x <= w - 1 - margin) & (y >= margin) & (y <= h - 1 - margin)
+    return inside.all(axis=1)
+
+
+def neighbour_cards(
+    small: np.ndarray,
+    seeds: np.ndarray,
+    others: np.ndarray,
+    focal: float,
+    centre: np.ndarray,
+    min_score: float,
+    floor: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cards beside the found cards that the region search missed.
+
+    Args:
+        small: the working image, BGR uint8.
+        seeds: (N, 4, 2) clockwise quads of found whole cards (working pixels).
+        others: (M, 4, 2) clockwise quads of everything already reported (seeds included): a
+            new card may not overlap any of them.
+        focal: assumed focal length in working pixels (for the aspect ratio).
+        centre: principal point (x, y) in working pixels.
+        min_score: smallest score of a card.
+        floor: smallest paper grey level (darkest channel) of a card in this scene.
+
+    Returns:
+        (K, 4, 2) float64 clockwise quads of new cards and (K,) their scores.
+    """
+    h, w = small.shape[:2]
+    found: list[np.ndarray] = []
+    found_scores: list[float] = []
+    taken = np.asarray(others, dtype=np.float64).reshape(-1, 4, 2)
+    seeds = np.asarray(seeds, dtype=np.float64).reshape(-1, 4, 2)
+    tint = np.median(_tint(small, seeds)[0], axis=0) if len(seeds) else np.zeros(3)
+    for _ in range(_ROUNDS):
+        if len(seeds) == 0:
+            break
+        hyp = _hypotheses(seeds)
+        ref_area = np.repeat(quad_area(seeds), 4 * len(_GAPS))
+        # Inside the frame, not on a card already found.
+        inside = _within(hyp, w, h, 2.0)
+        free = ~points_in_quads(hyp.mean(axis=1), taken).any(axis=0)
+        keep = inside & free
+        # Cheap first look before the edge search: some paper of the cards' tint there.
+        look, level = _tint(small, hyp)
+        keep &= (np.abs(look - tint).max(axis=1) < 1.5 * _TINT_TOLERANCE) & (level >= floor)
+        hyp, ref_area = hyp[keep], ref_area[keep]
+        if len(hyp) == 0:
+            break
+        short = np.minimum(
+            np.linalg.norm(hyp[:, 1] - hyp[:, 0], axis=1),
+            np.linalg.norm(hyp[:, 2] - hyp[:, 1], axis=1),
+        )
+        reach = np.maximum(0.15 * short, 3.0)
+        moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
+        moved, ok2 = snap_sides(small, moved, -reach / 3, reach / 3, centred=True)
+        sides = (ok1 & ok2).sum(axis=1)
+        moved = np.array([clockwise(q) for q in moved]).reshape(-1, 4, 2)
+        area = quad_area(moved)
+        good = (sides >= 4) & (area > 0.7 * ref_area) & (area < 1.4 * ref_area)
+        good &= _within(moved, w, h, 1.0)
+        if not good.any():
+            break
+        moved = moved[good]
+        shape = aspect_score(moved, focal, centre) * corner_score(moved)
+        scores = np.zeros(len(moved))
+        fine = shape >= min_score
+        # The paper has the found cards' tint (a shadow dims it, but light wood, cloth or a
+        # tray is another colour).
+        fine &= np.abs(_tint(small, moved)[0] - tint).max(axis=1) < _TINT_TOLERANCE
+        # Paper is the brightest surface around: a quad between two cards (or reaching from a
+        # card onto the table) has a card outside some of its sides.
+        fine &= _brighter_sides(small, moved) >= 3
+        if fine.any():
+            paper, content, _, level = probe_scores(small, moved[fine])
+            scores[fine] = 0.9 * shape[fine] * paper * content * (level >= floor)
+        new = []
+        for i in np.argsort(-scores, kind="stable"):
+            if scores[i] < min_score:
+                break
+            quad = moved[i]
+            shrunk = quad.mean(axis=0) + 0.9 * (quad - quad.mean(axis=0))
+            clash = points_in_quads(shrunk, taken).any() or (
+                len(taken)
+                and points_in_quads(
+                    (taken.mean(axis=1, keepdims=True) * 0.1 + 0.9 * taken).reshape(-1, 2),
+                    shrunk[None],
+                ).any()
+            )
+            if clash:
+                continue
+            new.append(quad)
+            found.append(quad)
+            found_scores.append(float(scores[i]))
+            taken = np.concatenate([taken, quad[None]])
+        seeds = np.array(new).reshape(-1, 4, 2)
+    return np.array(found, dtype=np.float64).reshape(-1, 4, 2), np.array(found_scores)
