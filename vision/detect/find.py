@@ -192,9 +192,10 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         # on white): SET is dealt in rows and columns.
         found_quads = np.array([f[0] for f in final], dtype=np.float64)
         whole = ~np.array([f[2] for f in final], dtype=bool)
-        extra, extra_scores = neighbour_cards(
+        extra, extra_scores, replaced = neighbour_cards(
             small, found_quads[whole], found_quads, focal, centre, min_score, floor
         )
+        final = [f for i, f in enumerate(final) if i not in set(replaced.tolist())]
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
     if not final:
         return CardDetections.empty()

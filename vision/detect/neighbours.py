@@ -102,7 +102,7 @@ def neighbour_cards(
     centre: np.ndarray,
     min_score: float,
     floor: float,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cards beside the found cards that the region search missed.
 
     Args:
@@ -116,14 +116,21 @@ def neighbour_cards(
         floor: smallest paper grey level (darkest channel) of a card in this scene.
 
     Returns:
-        (K, 4, 2) float64 clockwise quads of new cards and (K,) their scores.
+        (K, 4, 2) float64 clockwise quads of new cards, (K,) their scores, and the indices
+        into ``others`` of the detections they replace (nested in a new card and not of a
+        card's size: the box around a card's symbols, a frame around a card).
     """
     h, w = small.shape[:2]
     found: list[np.ndarray] = []
     found_scores: list[float] = []
     taken = np.asarray(others, dtype=np.float64).reshape(-1, 4, 2)
     seeds = np.asarray(seeds, dtype=np.float64).reshape(-1, 4, 2)
-    tint = np.median(_tint(small, seeds)[0], axis=0) if len(seeds) else np.zeros(3)
+    if len(seeds) == 0:
+        return np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, dtype=int)
+    tint = np.median(_tint(small, seeds)[0], axis=0)
+    # A detection far from the size of a hypothesis (the box around a card's symbols, a tray
+    # cell around a card) does not block it; a hypothesis nested with it replaces it.
+    replaced: list[int] = []
     for _ in range(_ROUNDS):
         if len(seeds) == 0:
             break
@@ -131,7 +138,9 @@ def neighbour_cards(
         ref_area = np.repeat(quad_area(seeds), 4 * len(_GAPS))
         # Inside the frame, not on a card already found.
         inside = _within(hyp, w, h, 2.0)
-        free = ~points_in_quads(hyp.mean(axis=1), taken).any(axis=0)
+        free = ~(
+            points_in_quads(hyp.mean(axis=1), taken) & _similar(quad_area(taken), quad_area(hyp))
+        ).any(axis=0)
         keep = inside & free
         # Cheap first look before the edge search: some paper of the cards' tint there.
         look, level = _tint(small, hyp)
@@ -171,19 +180,50 @@ def neighbour_cards(
             if scores[i] < min_score:
                 break
             quad = moved[i]
-            shrunk = quad.mean(axis=0) + 0.9 * (quad - quad.mean(axis=0))
-            clash = points_in_quads(shrunk, taken).any() or (
-                len(taken)
-                and points_in_quads(
-                    (taken.mean(axis=1, keepdims=True) * 0.1 + 0.9 * taken).reshape(-1, 2),
-                    shrunk[None],
-                ).any()
-            )
-            if clash:
+            clash = _clashes(quad, taken)
+            if (clash & _similar(quad_area(taken), quad_area(quad[None]))[:, 0]).any():
                 continue
+            hits = np.flatnonzero(clash)
+            if len(hits) and (scores[i] < 0.8 or not all(_nested(quad, taken[j]) for j in hits)):
+                continue
+            replaced += [int(j) for j in hits]
+            taken[hits] = -1e6 + np.arange(8).reshape(4, 2)  # out of the way
             new.append(quad)
             found.append(quad)
             found_scores.append(float(scores[i]))
             taken = np.concatenate([taken, quad[None]])
         seeds = np.array(new).reshape(-1, 4, 2)
-    return np.array(found, dtype=np.float64).reshape(-1, 4, 2), np.array(found_scores)
+    replaced_arr = np.array(sorted(j for j in set(replaced) if j < len(others)), dtype=int)
+    return (
+        np.array(found, dtype=np.float64).reshape(-1, 4, 2),
+        np.array(found_scores),
+        replaced_arr,
+    )
+
+
+def _similar(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) bool: the areas are within a factor 1.6 (neighbouring cards seen in
+    perspective differ by less)."""
+    ratio = a[:, None] / np.maximum(b[None, :], 1e-9)
+    return (ratio > 1 / 1.6) & (ratio < 1.6)
+
+
+def _clashes(quad: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """(M,) bool: ``quad`` overlaps each of the ``taken`` quads (a corner of either, moved 10 %
+    towards its centre, lies inside the other)."""
+    if len(taken) == 0:
+        return np.zeros(0, dtype=bool)
+    shrunk = quad.mean(axis=0) + 0.9 * (quad - quad.mean(axis=0))
+    inner = taken.mean(axis=1, keepdims=True) + 0.9 * (taken - taken.mean(axis=1, keepdims=True))
+    ours_in = points_in_quads(shrunk, taken).any(axis=1)
+    theirs_in = points_in_quads(inner.reshape(-1, 2), shrunk[None])[0].reshape(-1, 4).any(axis=1)
+    return ours_in | theirs_in
+
+
+def _nested(a: np.ndarray, b: np.ndarray) -> bool:
+    """One clockwise quad lies inside the other (enlarged by 8 % about its centre)."""
+
+    def grow(q: np.ndarray) -> np.ndarray:
+        return q.mean(axis=0) + 1.08 * (q - q.mean(axis=0))
+
+    return bool(points_in_quads(b, grow(a)[None]).all() or points_in_quads(a, grow(b)[None]).all())
