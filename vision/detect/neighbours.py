@@ -35,6 +35,11 @@ _GAPS: Final = (0.04, 0.2, 0.45)
 _ROUNDS: Final = 3
 #: Largest difference in chromaticity (B, G, R over their sum) from the found cards' paper.
 _TINT_TOLERANCE: Final = 0.03
+#: Sides of neighbouring cards run within a few degrees of each other, and so do opposite sides
+#: of a card (perspective): a hypothesis within :data:`_SKEW_OK` of its seed replaces a detection
+#: beyond :data:`_SKEW_BAD` of it whose own opposite sides are that far from parallel.
+_SKEW_OK: Final = 3.0
+_SKEW_BAD: Final = 6.0
 _UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
 
 
@@ -136,16 +141,26 @@ def neighbour_cards(
             break
         hyp = _hypotheses(seeds)
         ref_area = np.repeat(quad_area(seeds), 4 * len(_GAPS))
+        origin = np.repeat(np.arange(len(seeds)), 4 * len(_GAPS))
         # Inside the frame, not on a card already found.
         inside = _within(hyp, w, h, 2.0)
-        free = ~(
-            points_in_quads(hyp.mean(axis=1), taken) & _similar(quad_area(taken), quad_area(hyp))
-        ).any(axis=0)
+        block = points_in_quads(hyp.mean(axis=1), taken) & _similar(
+            quad_area(taken), quad_area(hyp)
+        )
+        free = ~block.any(axis=0)
+        # ... unless the one detection there is skewed against the seed (see below).
+        skews: dict[tuple[int, int], float] = {}
+        for hi in np.flatnonzero(block.sum(axis=0) == 1):
+            j, si = int(np.flatnonzero(block[:, hi])[0]), int(origin[hi])
+            if j < len(others):
+                if (j, si) not in skews:
+                    skews[(j, si)] = _skew(taken[j], seeds[si])
+                free[hi] = skews[(j, si)] > _SKEW_BAD and _opposite_skew(taken[j]) > _SKEW_BAD
         keep = inside & free
         # Cheap first look before the edge search: some paper of the cards' tint there.
         look, level = _tint(small, hyp)
         keep &= (np.abs(look - tint).max(axis=1) < 1.5 * _TINT_TOLERANCE) & (level >= floor)
-        hyp, ref_area = hyp[keep], ref_area[keep]
+        hyp, ref_area, origin = hyp[keep], ref_area[keep], origin[keep]
         if len(hyp) == 0:
             break
         short = np.minimum(
@@ -162,7 +177,7 @@ def neighbour_cards(
         good &= _within(moved, w, h, 1.0)
         if not good.any():
             break
-        moved = moved[good]
+        moved, origin = moved[good], origin[good]
         shape = aspect_score(moved, focal, centre) * corner_score(moved)
         scores = np.zeros(len(moved))
         fine = shape >= min_score
@@ -181,12 +196,30 @@ def neighbour_cards(
                 break
             quad = moved[i]
             clash = _clashes(quad, taken)
-            if (clash & _similar(quad_area(taken), quad_area(quad[None]))[:, 0]).any():
-                continue
+            alike = clash & _similar(quad_area(taken), quad_area(quad[None]))[:, 0]
+            if alike.any():
+                # A detection of a card's size here whose sides are skewed against the
+                # neighbour (one side on a shadow edge or a crease) while this hypothesis runs
+                # parallel to it: the hypothesis is the card.
+                j = int(np.flatnonzero(alike)[0])
+                seed = seeds[origin[i]]
+                if not (
+                    alike.sum() == 1
+                    and j < len(others)
+                    and scores[i] >= 0.8
+                    and _skew(quad, seed) < _SKEW_OK
+                    and _skew(taken[j], seed) > _SKEW_BAD
+                    and _opposite_skew(taken[j]) > _opposite_skew(quad) + _SKEW_BAD - _SKEW_OK
+                ):
+                    continue
             hits = np.flatnonzero(clash)
-            if len(hits) and (scores[i] < 0.8 or not all(_nested(quad, taken[j]) for j in hits)):
+            if len(hits) and (
+                scores[i] < 0.8 or not all(_nested(quad, taken[j]) or alike[j] for j in hits)
+            ):
                 continue
             replaced += [int(j) for j in hits]
+            for j in hits[hits >= len(others)]:
+                found_scores[j - len(others)] = -1.0  # a new card replaced by a better one
             taken[hits] = -1e6 + np.arange(8).reshape(4, 2)  # out of the way
             new.append(quad)
             found.append(quad)
@@ -194,11 +227,37 @@ def neighbour_cards(
             taken = np.concatenate([taken, quad[None]])
         seeds = np.array(new).reshape(-1, 4, 2)
     replaced_arr = np.array(sorted(j for j in set(replaced) if j < len(others)), dtype=int)
+    live = np.array(found_scores) >= 0
     return (
-        np.array(found, dtype=np.float64).reshape(-1, 4, 2),
-        np.array(found_scores),
+        np.array(found, dtype=np.float64).reshape(-1, 4, 2)[live],
+        np.array(found_scores)[live],
         replaced_arr,
     )
+
+
+def _skew(quad: np.ndarray, ref: np.ndarray) -> float:
+    """Largest angle (degrees) between a side of ``quad`` and the matching side of ``ref``
+    (both clockwise; sides matched by the cyclic shift that best aligns their directions)."""
+
+    def directions(q: np.ndarray) -> np.ndarray:
+        d = np.roll(q, -1, axis=0) - q
+        return d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+
+    a, b = directions(quad), directions(ref)
+    best = 180.0
+    for shift in range(4):
+        cos = np.clip((a * np.roll(b, shift, axis=0)).sum(axis=1), -1.0, 1.0)
+        best = min(best, float(np.degrees(np.arccos(cos)).max()))
+    return best
+
+
+def _opposite_skew(quad: np.ndarray) -> float:
+    """Largest angle (degrees) between opposite sides of a quad: small for a card, even in
+    perspective; large for a quad with one side on a shadow edge or a crease."""
+    d = np.roll(quad, -1, axis=0) - quad
+    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+    cos = np.clip(-(d[:2] * d[2:]).sum(axis=1), -1.0, 1.0)
+    return float(np.degrees(np.arccos(cos)).max())
 
 
 def _similar(a: np.ndarray, b: np.ndarray) -> np.ndarray:
