@@ -33,8 +33,9 @@ __all__ = ["neighbour_cards"]
 _GAPS: Final = (0.04, 0.2, 0.45)
 #: Rounds of seeding (a row of cards can be found from one end).
 _ROUNDS: Final = 3
-#: Largest difference in chromaticity (B, G, R over their sum) from the found cards' paper.
-_TINT_TOLERANCE: Final = 0.03
+#: Largest difference in chromaticity (B, G, R over their sum) from the found cards' paper
+#: (paper in a shadow under warm light shifts by up to ~0.05; light wood by ~0.06 and more).
+_TINT_TOLERANCE: Final = 0.06
 #: Sides of neighbouring cards run within a few degrees of each other, and so do opposite sides
 #: of a card (perspective): a hypothesis within :data:`_SKEW_OK` of its seed replaces a detection
 #: beyond :data:`_SKEW_BAD` of it whose own opposite sides are that far from parallel.
