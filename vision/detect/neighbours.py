@@ -150,17 +150,18 @@ def neighbour_cards(
         )
         free = ~block.any(axis=0)
         # ... unless the one detection there is skewed against the seed (see below).
+        bent = _opposite_skew(taken) > _SKEW_BAD
+        bent[len(others) :] = False
         skews: dict[tuple[int, int], float] = {}
-        for hi in np.flatnonzero(block.sum(axis=0) == 1):
+        for hi in np.flatnonzero((block.sum(axis=0) == 1) & (block & bent[:, None]).any(axis=0)):
             j, si = int(np.flatnonzero(block[:, hi])[0]), int(origin[hi])
-            if j < len(others):
-                if (j, si) not in skews:
-                    skews[(j, si)] = _skew(taken[j], seeds[si])
-                free[hi] = skews[(j, si)] > _SKEW_BAD and _opposite_skew(taken[j]) > _SKEW_BAD
+            if (j, si) not in skews:
+                skews[(j, si)] = _skew(taken[j], seeds[si])
+            free[hi] = skews[(j, si)] > _SKEW_BAD
         keep = inside & free
         # Cheap first look before the edge search: some paper of the cards' tint there.
         look, level = _tint(small, hyp)
-        keep &= (np.abs(look - tint).max(axis=1) < 1.5 * _TINT_TOLERANCE) & (level >= floor)
+        keep &= (np.abs(look - tint).max(axis=1) < _TINT_TOLERANCE) & (level >= floor)
         hyp, ref_area, origin = hyp[keep], ref_area[keep], origin[keep]
         if len(hyp) == 0:
             break
@@ -252,13 +253,13 @@ def _skew(quad: np.ndarray, ref: np.ndarray) -> float:
     return best
 
 
-def _opposite_skew(quad: np.ndarray) -> float:
-    """Largest angle (degrees) between opposite sides of a quad: small for a card, even in
-    perspective; large for a quad with one side on a shadow edge or a crease."""
-    d = np.roll(quad, -1, axis=0) - quad
-    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-    cos = np.clip(-(d[:2] * d[2:]).sum(axis=1), -1.0, 1.0)
-    return float(np.degrees(np.arccos(cos)).max())
+def _opposite_skew(quads: np.ndarray) -> np.ndarray:
+    """Largest angle (degrees) between opposite sides of each quad (..., 4, 2): small for a
+    card, even in perspective; large for a quad with one side on a shadow edge or a crease."""
+    d = np.roll(quads, -1, axis=-2) - quads
+    d = d / np.maximum(np.linalg.norm(d, axis=-1, keepdims=True), 1e-9)
+    cos = np.clip(-(d[..., :2, :] * d[..., 2:, :]).sum(axis=-1), -1.0, 1.0)
+    return np.degrees(np.arccos(cos)).max(axis=-1)
 
 
 def _similar(a: np.ndarray, b: np.ndarray) -> np.ndarray:
