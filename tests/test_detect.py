@@ -191,6 +191,27 @@ def test_distractors_rejected():
     match(find_cards(frame), truth, 2.5)
 
 
+def test_half_shadowed_card_in_a_grid_is_found():
+    # A hand's shadow (a soft dark band) crosses one card of a 2 x 3 grid diagonally, so its
+    # outline splits into a lit and a shadowed part; its neighbours locate it.
+    truth = [rect_quad(380 + c * 260, 200 + r * 330, 300, 0) for r in range(2) for c in range(3)]
+    frame = scene("dark", truth)
+    band = np.zeros(frame.shape[:2], np.uint8)
+    cv2.fillConvexPoly(band, np.array([[560, 0], [700, 0], [760, 300], [640, 380]], np.int32), 255)
+    band = cv2.GaussianBlur(band, (7, 7), 0).astype(np.float32)[..., None] / 255
+    frame[:] = (frame * (1 - 0.55 * band)).astype(np.uint8)
+    match(find_cards(frame), truth, 3.0)
+
+
+def test_blank_paper_in_a_row_of_cards_rejected():
+    # A card-sized blank sheet where the next card of a row would lie: no ink, not a card.
+    truth = [rect_quad(300 + c * 260, 360, 300, 0) for c in range(3)]
+    frame = scene("dark", truth)
+    blank = np.full((356, 228, 3), 245, np.uint8)
+    paste(frame, blank, np.full((356, 228), 255, np.uint8), rect_quad(1080, 360, 300, 0))
+    match(find_cards(frame), truth, 3.0)
+
+
 def test_card_cut_by_frame_edge_not_reported_as_whole():
     cut = rect_quad(40, 360, 300, 0)  # half outside the left edge
     whole = rect_quad(700, 360, 300, 5)
