@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 from vision.cards import ATTRIBUTES  # noqa: E402
 from vision.classify import crop_single_card  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
-from vision.warp import white_balance  # noqa: E402
+from vision.warp import paper_mask, white_balance  # noqa: E402
 
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
 INPUT_H, INPUT_W = 125, 80
@@ -191,12 +191,16 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     img = cv2.resize(img, (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
     h, w = INPUT_H, INPUT_W
     f = img.astype(np.float32) / 255.0
+    if rng.random() < 0.4:  # faded or darkened ink relative to the paper (print, exposure, blur)
+        paper = np.median(f[paper_mask(h, w)], axis=0)
+        alpha = rng.uniform(0.35, 1.0) if rng.random() < 0.6 else rng.uniform(1.0, 1.5)
+        f = paper + (f - paper) * alpha
     # Camera colour: a near-identity 3x3 colour mixing, per-channel gamma, saturation.
     if rng.random() < 0.8:
         mix = np.eye(3) + rng.normal(0, 0.04, (3, 3))
         mix /= mix.sum(axis=1, keepdims=True)
-        if rng.random() < 0.5:  # ink hue shift (deck editions, webcams): rotate about grey
-            mix = hue_rotation(rng.uniform(-25, 25)) @ mix
+        if rng.random() < 0.8:  # ink hue shift (deck editions, webcams): rotate about grey
+            mix = hue_rotation(rng.uniform(-30, 30)) @ mix
         f = f @ mix.T.astype(np.float32)
     if rng.random() < 0.6:
         f = np.clip(f, 0, 1) ** rng.uniform(0.8, 1.25, 3).astype(np.float32)
@@ -508,7 +512,7 @@ def export(model, args, n_params, dropped, rendered, n_real, seconds) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(REPO / "models" / "card_classifier.onnx"))
-    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=4e-3)
     parser.add_argument("--width", type=float, default=1.0)
