@@ -42,20 +42,26 @@ _TINT_TOLERANCE: Final = 0.06
 _SKEW_OK: Final = 3.0
 _SKEW_BAD: Final = 6.0
 _UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+#: The unit card shifted right, left, down and up by 1 + each gap: (1, 4 x gaps x 4, 2).
+_SHIFTED: Final = np.concatenate(
+    [
+        _UNIT + np.array(shift, np.float32) * (1.0 + gap)
+        for gap in _GAPS
+        for shift in ((1, 0), (-1, 0), (0, 1), (0, -1))
+    ]
+)[None]
 
 
 def _hypotheses(seeds: np.ndarray) -> np.ndarray:
     """(M, 4, 2) quads beside each clockwise seed quad: left, right, above and below it in
     the seed's own frame, at each gap of :data:`_GAPS`."""
-    out = []
-    for quad in seeds:
-        hom = cv2.getPerspectiveTransform(_UNIT, quad.astype(np.float32))
-        for gap in _GAPS:
-            step = 1.0 + gap
-            for dx, dy in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
-                pts = (_UNIT + np.array([dx, dy], np.float32))[None]
-                out.append(cv2.perspectiveTransform(pts, hom)[0])
-    return np.array(out, dtype=np.float64).reshape(-1, 4, 2)
+    out = [
+        cv2.perspectiveTransform(
+            _SHIFTED, cv2.getPerspectiveTransform(_UNIT, quad.astype(np.float32))
+        ).reshape(-1, 4, 2)
+        for quad in seeds
+    ]
+    return np.concatenate(out).astype(np.float64) if out else np.zeros((0, 4, 2))
 
 
 def _tint(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,11 +177,14 @@ def neighbour_cards(
         )
         reach = np.maximum(0.15 * short, 3.0)
         moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
+        edged = ok1.all(axis=1)  # every side must find its edge in both passes
+        if not edged.any():
+            break
+        moved, reach, ref_area, origin = moved[edged], reach[edged], ref_area[edged], origin[edged]
         moved, ok2 = snap_sides(small, moved, -reach / 3, reach / 3, centred=True)
-        sides = (ok1 & ok2).sum(axis=1)
         moved = np.array([clockwise(q) for q in moved]).reshape(-1, 4, 2)
         area = quad_area(moved)
-        good = (sides >= 4) & (area > 0.7 * ref_area) & (area < 1.4 * ref_area)
+        good = ok2.all(axis=1) & (area > 0.7 * ref_area) & (area < 1.4 * ref_area)
         good &= _within(moved, w, h, 1.0)
         if not good.any():
             break

@@ -106,7 +106,7 @@ def snap_sides(
     valid &= enough[:, None]
     if enough.any():
         med = np.zeros(len(off))
-        med[enough] = np.nanmedian(np.where(valid[enough], off[enough], np.nan), axis=1)
+        med[enough] = _masked_median(off[enough], valid[enough])
         valid &= np.abs(off - med[:, None]) < 2.0 + 0.01 * length
     count = valid.sum(axis=1)
     ok = count >= SAMPLES // 3
@@ -160,3 +160,12 @@ def inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.nd
         small, quads, -0.3 * short, -0.03 * short, centred=False, min_step=2.5
     )
     return inner, found.all(axis=1)
+
+
+def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Median of each row of ``values`` (N, M) over the entries where ``mask`` is True (every
+    row has at least one); the same as ``np.nanmedian`` with NaN outside the mask, faster."""
+    ranked = np.sort(np.where(mask, values, np.inf), axis=1)
+    count = mask.sum(axis=1)
+    rows = np.arange(len(values))
+    return 0.5 * (ranked[rows, (count - 1) // 2] + ranked[rows, count // 2])
