@@ -8,7 +8,7 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import clockwise, intersect_sides, quad_area
+from vision.detect.geometry import NEXT, intersect_sides, quad_area
 
 __all__ = ["SAMPLES", "STEPS", "inner_cards", "refine", "snap_sides"]
 
@@ -79,7 +79,8 @@ def snap_sides(
     prof = prof.astype(np.float32)
     # An edge is a step in grey level (paper against a darker surface) or in warmth (R - B:
     # cream paper against a bluish-white tray or desk, where the grey levels barely differ).
-    lum = prof.min(axis=2).reshape(4 * n, SAMPLES, STEPS)
+    lum = np.minimum(np.minimum(prof[..., 0], prof[..., 1]), prof[..., 2])
+    lum = lum.reshape(4 * n, SAMPLES, STEPS)
     warm = (prof[..., 2] - prof[..., 0]).reshape(4 * n, SAMPLES, STEPS)
     grad = np.maximum(np.abs(np.diff(lum, axis=2)), np.abs(np.diff(warm, axis=2)))
     if centred:
@@ -135,17 +136,16 @@ def snap_sides(
     corners = intersect_sides(point.reshape(n, 4, 2), direction.reshape(n, 4, 2))
     found = (ok & straight).reshape(n, 4)
     out = quads.copy()
-    for c in range(n):
-        if corners[c] is None or not np.isfinite(corners[c]).all():
-            found[c] = False
-            continue
-        moved = clockwise(corners[c])
-        reach = max(abs(lo[c]), abs(hi[c]))
-        if np.abs(moved - quads[c]).max() > 2.5 * reach:
-            found[c] = False
-            continue
-        if quad_area(moved) > 0.3 * quad_area(quads[c]):
-            out[c] = moved
+    finite = np.isfinite(corners).all(axis=(1, 2))
+    moved = np.where(finite[:, None, None], corners, quads)
+    x, y = moved[..., 0], moved[..., 1]
+    turn = (x * y[:, NEXT] - x[:, NEXT] * y).sum(axis=1)
+    moved = np.where((turn > 0)[:, None, None], moved, moved[:, ::-1])  # clockwise
+    reach = np.maximum(np.abs(lo), np.abs(hi))
+    far = np.abs(moved - quads).max(axis=(1, 2)) > 2.5 * reach
+    found[~finite | far] = False
+    take = finite & ~far & (quad_area(moved) > 0.3 * quad_area(quads))
+    out[take] = moved[take]
     return out, found
 
 

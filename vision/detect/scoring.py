@@ -93,7 +93,7 @@ def probe_scores(
     for i, quad in enumerate(quads):
         hom = cv2.getPerspectiveTransform(quad.astype(np.float32), _PROBE_TARGET)
         probes[i] = cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), flags=cv2.INTER_LINEAR)
-        lum8[i] = probes[i].min(axis=2)
+        lum8[i] = np.minimum(np.minimum(probes[i, ..., 0], probes[i, ..., 1]), probes[i, ..., 2])
         # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
         # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
         local[i] = cv2.morphologyEx(lum8[i], cv2.MORPH_CLOSE, KERNEL7)
@@ -103,7 +103,7 @@ def probe_scores(
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
     lum = lum8.astype(np.float32)
     rel = lum / np.maximum(local.astype(np.float32), 1.0)
-    top = probes.max(axis=3).astype(np.float32)
+    top = np.maximum(np.maximum(probes[..., 0], probes[..., 1]), probes[..., 2]).astype(np.float32)
     chroma = (top - lum) / np.maximum(top, 1.0)
     ink = (rel < 0.86) | (chroma > np.maximum(0.3, sat + 0.18)[:, None, None])
     ink |= lum < 0.45 * lo[:, None, None]
