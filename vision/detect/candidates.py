@@ -179,26 +179,26 @@ def fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.n
     """Refit each side of ``quad`` to the outline points near it (within 2 px + ``reach`` x
     the side's length), away from the corners; with a wide reach, the points nearest the
     side's median offset."""
+    d = quad[NEXT] - quad  # (4, 2) side vectors
+    lengths = np.hypot(d[:, 0], d[:, 1])
+    if (lengths < 4).any():
+        return None
+    d = d / lengths[:, None]
+    rel = points[None, :, :] - quad[:, None, :]  # (4, P, 2)
+    t = rel[..., 0] * d[:, None, 0] + rel[..., 1] * d[:, None, 1]
+    signed = rel[..., 0] * d[:, None, 1] - rel[..., 1] * d[:, None, 0]
+    lo, hi = 0.15 * lengths[:, None], 0.85 * lengths[:, None]
+    sel = (t > lo) & (t < hi) & (np.abs(signed) < 2.0 + reach * lengths[:, None])
     lines = []
     for i in range(4):
-        a, b = quad[i], quad[(i + 1) % 4]
-        d = b - a
-        length = float(np.hypot(d[0], d[1]))
-        if length < 4:
-            return None
-        d = d / length
-        rel = points - a
-        t = rel @ d
-        dist = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0])
-        sel = (t > 0.15 * length) & (t < 0.85 * length) & (dist < 2.0 + reach * length)
-        if np.count_nonzero(sel) < 2:
+        side = sel[i]
+        if np.count_nonzero(side) < 2:
             return None
         if reach > 0.05:
-            signed = rel[:, 0] * d[1] - rel[:, 1] * d[0]
-            sel &= np.abs(signed - np.median(signed[sel])) < 2.0 + 0.02 * length
-            if np.count_nonzero(sel) < 2:
+            side = side & (np.abs(signed[i] - np.median(signed[i][side])) < 2.0 + 0.02 * lengths[i])
+            if np.count_nonzero(side) < 2:
                 return None
-        vx, vy, x0, y0 = cv2.fitLine(points[sel].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
+        vx, vy, x0, y0 = cv2.fitLine(points[side].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
         lines.append((np.array([x0[0], y0[0]]), np.array([vx[0], vy[0]])))
     corners = line_intersections(lines)
     if corners is None or np.abs(corners - quad).max() > 0.25 * np.sqrt(quad_area(quad)):
