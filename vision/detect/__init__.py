@@ -20,7 +20,12 @@ How it works (contour-based, OpenCV only):
    card beats the white frame around it (a tray cell). Touching cards nobody separated are
    split: a region shaped like an a x b grid of cards into cells, other regions between their
    two deepest notches. Inside a found quad with a white surround, an inset card is searched.
-5. Corners: the sides are refitted to the straight parts of the outline (rounded corners
+5. Neighbours (SET is dealt in rows and columns): beside each found card, quads are placed in
+   the table plane, snapped to edges and kept when they score as cards with the found cards'
+   paper tint (a card half in shadow or washed out by glare); such a quad also replaces a
+   nested detection of another size (the box around a card's symbols) or one skewed against
+   it (a side on a shadow edge). See :mod:`vision.detect.neighbours`.
+6. Corners: the sides are refitted to the straight parts of the outline (rounded corners
    excluded: corners are where the straight edges meet), then refined on the full-resolution
    frame by locating the edge along short profiles across each side and fitting a line, so
    crops of 12 MP photos stay sharp.
