@@ -206,7 +206,7 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         f = np.clip(f, 0, 1) ** rng.uniform(0.8, 1.25, 3).astype(np.float32)
     if rng.random() < 0.5:
         grey = f.mean(axis=2, keepdims=True)
-        f = grey + (f - grey) * rng.uniform(0.6, 1.3)
+        f = grey + (f - grey) * rng.uniform(0.35, 1.3)
     if rng.random() < 0.3:  # shadow or light gradient across the card
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         theta = rng.uniform(0, 2 * np.pi)
