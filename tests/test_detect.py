@@ -203,6 +203,48 @@ def test_half_shadowed_card_in_a_grid_is_found():
     match(find_cards(frame), truth, 3.0)
 
 
+def _white_on_white(second: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A white, slightly textured sill; a card with a shadow all round (found on its own) and
+    ``second`` (a card image, portrait) beside it whose top and right sides vanish into the
+    sill: only its shadowed left and bottom sides show, as in a photo lit from the top right."""
+    rng = np.random.default_rng(3)
+    h, w = 720, 1280
+    frame = np.clip(243.0 + rng.normal(0, 2.0, (h, w, 3)), 0, 255).astype(np.uint8)
+    truth = [rect_quad(480, 360, 300, 0), rect_quad(770, 360, 300, 0)]
+    card, mask = render_card()
+    for q, image, offset in ((truth[0], card, None), (truth[1], second, (-3, 3))):
+        sh = np.zeros((h, w), np.uint8)
+        if offset is None:  # lifted card: a dark rim on every side
+            cv2.fillConvexPoly(
+                sh, (q.mean(axis=0) + 1.03 * (q - q.mean(axis=0))).astype(np.int32), 255
+            )
+        else:
+            cv2.fillConvexPoly(sh, (q + offset).astype(np.int32), 255)
+        sh = cv2.GaussianBlur(sh, (5, 5), 0).astype(np.float32)[..., None] / 255
+        frame[:] = (frame * (1 - 0.3 * sh)).astype(np.uint8)
+        paste(frame, image, mask, q)
+    return frame, truth
+
+
+def test_white_card_on_white_sill_beside_a_card_is_found():
+    # Only two sides of the second card show: it is placed beside its neighbour by its
+    # (centred) symbols and its two shadowed sides.
+    second, _ = render_card(colour=(160, 60, 120), count=3, solid=False)
+    frame, truth = _white_on_white(second)
+    # The shadowed sides lie ~3 px outside the card here (the drawn shadow is offset), and
+    # the placed card keeps its neighbour's size: a few pixels off, well within IoU 0.9.
+    match(find_cards(frame), truth, 7.0)
+
+
+def test_grey_marks_on_white_sill_beside_a_card_rejected():
+    # The same two shadowed sides around grey marks (a stain, stone veins): SET symbols are
+    # coloured, so nothing is placed there.
+    second = np.full((CARD_H, CARD_W, 3), 245, np.uint8)
+    cv2.ellipse(second, (CARD_W // 2, CARD_H // 2), (70, 28), 0, 0, 360, (150, 150, 150), 5)
+    frame, truth = _white_on_white(second)
+    match(find_cards(frame), truth[:1], 4.0)
+
+
 def test_blank_paper_in_a_row_of_cards_rejected():
     # A card-sized blank sheet where the next card of a row would lie: no ink, not a card.
     truth = [rect_quad(300 + c * 260, 360, 300, 0) for c in range(3)]

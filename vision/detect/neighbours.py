@@ -6,8 +6,11 @@ For every found card, hypotheses are placed beside it in the plane of the table 
 card's homography extrapolated, at a few gaps), their sides snapped to the strongest nearby
 edges (:func:`vision.detect.refine.snap_sides`), and kept only when most sides found an edge and
 the quad scores as a card on its own: a card's shape, a bright neutral paper border and some
-ink inside (:func:`vision.detect.scoring.probe_scores`). New cards seed further hypotheses (a row
-of cards found from one end).
+ink inside (:func:`vision.detect.scoring.probe_scores`). A hypothesis that finds two or three
+of its sides only (a white card on a white sill shows its shadowed sides) is moved, in the
+seed's plane, until its coloured ink is centred (symbols are printed centred), keeps the seed's
+size and must find two sides meeting at a corner. New cards seed further hypotheses (a row of
+cards found from one end).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from vision.detect.geometry import (
     quad_area,
 )
 from vision.detect.refine import snap_sides
-from vision.detect.scoring import probe_scores
+from vision.detect.scoring import ink_centres, ink_offset, probe_scores
 
 __all__ = ["neighbour_cards"]
 
@@ -41,6 +44,13 @@ _TINT_TOLERANCE: Final = 0.06
 #: beyond :data:`_SKEW_BAD` of it whose own opposite sides are that far from parallel.
 _SKEW_OK: Final = 3.0
 _SKEW_BAD: Final = 6.0
+#: Largest offset of the ink's centre from a card's centre (fraction of its side) for a card
+#: placed from three of its edges; symbols are printed centred, a quad shifted half a gap off
+#: is beyond it.
+_INK_OFFSET: Final = 0.05
+#: Smallest median saturation of that ink above the paper's (SET symbols are red, green or
+#: purple; thin outlines at working resolution reach ~0.08, stone veins and grain ~0.02).
+_INK_COLOUR: Final = 0.05
 _UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
 #: The unit card shifted right, left, down and up by 1 + each gap: (1, 4 x gaps x 4, 2).
 _SHIFTED: Final = np.concatenate(
@@ -62,6 +72,73 @@ def _hypotheses(seeds: np.ndarray) -> np.ndarray:
         for quad in seeds
     ]
     return np.concatenate(out).astype(np.float64) if out else np.zeros((0, 4, 2))
+
+
+def _ink_placed(
+    small: np.ndarray, hyp: np.ndarray, seeds: np.ndarray, short: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hypotheses whose own edges are too faint, placed by their ink instead.
+
+    Each is shifted in its seed's plane until the ink inside it is centred (SET symbols are
+    printed centred on the card), keeps the seed's size there, and must then find two sides
+    meeting at a corner (a white card on a white desk keeps its shadowed sides) within 12 % of
+    its short side; its far sides may still move out (a card seen larger than its seed).
+
+    Returns:
+        (K, 4, 2) placed quads and (K,) indices into ``hyp`` of the ones kept.
+    """
+    if len(hyp) == 0:
+        return np.zeros((0, 4, 2)), np.zeros(0, dtype=int)
+    placed, index = _centre_on_ink(small, hyp, seeds)
+    if len(placed) == 0:
+        return np.zeros((0, 4, 2)), index
+    short = short[index]
+    placed, ok = snap_sides(small, placed, -0.12 * short, 0.12 * short, centred=True)
+    corner = np.flatnonzero(_two_adjacent(ok))
+    if len(corner) == 0:
+        return np.zeros((0, 4, 2)), corner
+    placed, short = placed[corner], short[corner]
+    placed, _ = snap_sides(small, placed, -0.08 * short, 0.25 * short, centred=True)
+    return placed, index[corner]
+
+
+def _two_adjacent(ok: np.ndarray) -> np.ndarray:
+    """(N,) bool: two neighbouring sides (a corner) of each quad found their edge."""
+    return (ok & np.roll(ok, -1, axis=1)).any(axis=1)
+
+
+def _centre_on_ink(
+    small: np.ndarray, hyp: np.ndarray, seeds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hypotheses shifted, in their seed's plane, until the ink inside them is centred (SET
+    symbols are printed centred on the card): (K, 4, 2) quads and (K,) indices into ``hyp``
+    (hypotheses without ink, or landing on one kept already, are dropped)."""
+    quads = hyp.astype(np.float64).copy()
+    to_unit = [cv2.getPerspectiveTransform(s.astype(np.float32), _UNIT) for s in seeds]
+    index = np.arange(len(hyp))
+    for step in range(6):
+        centres, has = ink_centres(small, quads)
+        if step and np.abs(centres[has] - quads[has].mean(axis=1)).max(initial=0.0) < 0.5:
+            break  # centred (ink cut by a side moves the box part of the way per step)
+        for i in np.flatnonzero(has):
+            j = index[i]
+            pts = np.array([[centres[i], quads[i].mean(axis=0)]], np.float32)
+            u = cv2.perspectiveTransform(pts, to_unit[j])[0]
+            shifted = cv2.perspectiveTransform(quads[i][None].astype(np.float32), to_unit[j])[0]
+            shifted += u[0] - u[1]
+            quads[i] = cv2.perspectiveTransform(shifted[None], np.linalg.inv(to_unit[j]))[0]
+        if step == 0:
+            # Hypotheses at several gaps converge on the same card: keep one of each.
+            keep = []
+            mids = quads.mean(axis=1)
+            size = 0.1 * np.sqrt(quad_area(quads))
+            for i in np.flatnonzero(has):
+                if all(np.linalg.norm(mids[i] - mids[k]) > size[i] for k in keep):
+                    keep.append(i)
+            quads, index = quads[keep], index[keep]
+            if len(quads) == 0:
+                break
+    return quads, index
 
 
 def _tint(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +216,8 @@ def neighbour_cards(
     seeds = np.asarray(seeds, dtype=np.float64).reshape(-1, 4, 2)
     if len(seeds) == 0:
         return np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, dtype=int)
-    tint = np.median(_tint(small, seeds)[0], axis=0)
+    seed_tints, seed_levels = _tint(small, seeds)
+    tint, seed_level = np.median(seed_tints, axis=0), float(np.median(seed_levels))
     # A detection far from the size of a hypothesis (the box around a card's symbols, a tray
     # cell around a card) does not block it; a hypothesis nested with it replaces it.
     replaced: list[int] = []
@@ -168,7 +246,7 @@ def neighbour_cards(
         # Cheap first look before the edge search: some paper of the cards' tint there.
         look, level = _tint(small, hyp)
         keep &= (np.abs(look - tint).max(axis=1) < _TINT_TOLERANCE) & (level >= floor)
-        hyp, ref_area, origin = hyp[keep], ref_area[keep], origin[keep]
+        hyp, ref_area, origin, level = hyp[keep], ref_area[keep], origin[keep], level[keep]
         if len(hyp) == 0:
             break
         short = np.minimum(
@@ -178,17 +256,31 @@ def neighbour_cards(
         reach = np.maximum(0.15 * short, 3.0)
         moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
         edged = ok1.all(axis=1)  # every side must find its edge in both passes
-        if not edged.any():
-            break
+        # A white card on a white surface may show two or three sides only (the lit ones
+        # vanish): such a hypothesis is placed by the ink inside it (see _ink_placed).
+        # Only where the surface there is as bright as the found cards' paper (cheap: most
+        # tables are darker, and their hypotheses stop here).
+        bright_there = level >= 0.85 * seed_level
+        loose = np.flatnonzero(~edged & (ok1.sum(axis=1) >= 2) & bright_there)
+        placed, kept_loose = _ink_placed(small, hyp[loose], seeds[origin[loose]], short[loose])
+        loose = loose[kept_loose]
+        loose_origin, loose_area = origin[loose], ref_area[loose]
         moved, reach, ref_area, origin = moved[edged], reach[edged], ref_area[edged], origin[edged]
-        moved, ok2 = snap_sides(small, moved, -reach / 3, reach / 3, centred=True)
-        moved = np.array([clockwise(q) for q in moved]).reshape(-1, 4, 2)
-        area = quad_area(moved)
-        good = ok2.all(axis=1) & (area > 0.7 * ref_area) & (area < 1.4 * ref_area)
-        good &= _within(moved, w, h, 1.0)
-        if not good.any():
+        if len(moved):
+            moved, ok2 = snap_sides(small, moved, -reach / 3, reach / 3, centred=True)
+            moved = np.array([clockwise(q) for q in moved]).reshape(-1, 4, 2)
+            area = quad_area(moved)
+            good = ok2.all(axis=1) & (area > 0.7 * ref_area) & (area < 1.4 * ref_area)
+            good &= _within(moved, w, h, 1.0)
+            moved, origin = moved[good], origin[good]
+        n_strict = len(moved)
+        placed_ok = _within(placed, w, h, 1.0)
+        placed_area = quad_area(placed)
+        placed_ok &= (placed_area > 0.7 * loose_area) & (placed_area < 1.4 * loose_area)
+        moved = np.concatenate([moved, placed[placed_ok]])
+        origin = np.concatenate([origin, loose_origin[placed_ok]])
+        if len(moved) == 0:
             break
-        moved, origin = moved[good], origin[good]
         shape = aspect_score(moved, focal, centre) * corner_score(moved)
         scores = np.zeros(len(moved))
         fine = shape >= min_score
@@ -198,9 +290,20 @@ def neighbour_cards(
         # Paper is the brightest surface around: a quad between two cards (or reaching from a
         # card onto the table) has a card outside some of its sides.
         fine &= _brighter_sides(small, moved) >= 3
+        # A quad placed by its ink (two sides seen): the ink (the symbols, printed centred)
+        # must lie at the centre, be coloured, on paper about as bright as the found cards';
+        # it scores a little lower than one with four edges.
+        weak = np.arange(len(moved)) >= n_strict
+        if (fine & weak).any():
+            offset, colour = ink_offset(small, moved[weak & fine])
+            _, bright = _tint(small, moved[weak & fine])
+            fine[weak & fine] &= (
+                (offset < _INK_OFFSET) & (colour > _INK_COLOUR) & (bright >= 0.85 * seed_level)
+            )
         if fine.any():
             paper, content, _, level = probe_scores(small, moved[fine])
             scores[fine] = 0.9 * shape[fine] * paper * content * (level >= floor)
+            scores[fine & weak] *= 0.9
         new = []
         for i in np.argsort(-scores, kind="stable"):
             if scores[i] < min_score:

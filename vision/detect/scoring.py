@@ -12,7 +12,14 @@ from vision.detect.geometry import aspect_score, corner_score, ramp, rect_ratio
 from vision.detect.masks import KERNEL7
 from vision.detect.select import dedupe
 
-__all__ = ["MIN_SCORE", "probe_scores", "score_candidates", "white_surround"]
+__all__ = [
+    "MIN_SCORE",
+    "ink_centres",
+    "ink_offset",
+    "probe_scores",
+    "score_candidates",
+    "white_surround",
+]
 
 
 #: Detections scoring below this are dropped.
@@ -20,6 +27,11 @@ MIN_SCORE: Final = 0.5
 
 
 _PROBE_W, _PROBE_H = 40, 62
+
+
+#: Saturation above the paper's of a symbol pixel (SET symbols are red, green or purple), for
+#: locating the symbols apart from grey shadow edges and marks.
+_SYMBOL_CHROMA: Final = 0.08
 
 
 def _probe_masks() -> tuple[np.ndarray, np.ndarray]:
@@ -85,28 +97,8 @@ def probe_scores(
     n = len(quads)
     if n == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
-    wide = rect_ratio(quads, None, np.zeros(2)) > 1.0
-    quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
-    probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
-    lum8 = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
-    local = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
-    for i, quad in enumerate(quads):
-        hom = cv2.getPerspectiveTransform(quad.astype(np.float32), _PROBE_TARGET)
-        probes[i] = cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), flags=cv2.INTER_LINEAR)
-        lum8[i] = np.minimum(np.minimum(probes[i, ..., 0], probes[i, ..., 1]), probes[i, ..., 2])
-        # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
-        # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
-        local[i] = cv2.morphologyEx(lum8[i], cv2.MORPH_CLOSE, KERNEL7)
-    ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
-    lo, hi = ref.min(axis=1), ref.max(axis=1)
-    sat = (hi - lo) / np.maximum(hi, 1.0)
+    quads, ink, lo, sat, _ = _probe_ink(small, quads)
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
-    lum = lum8.astype(np.float32)
-    rel = lum / np.maximum(local.astype(np.float32), 1.0)
-    top = np.maximum(np.maximum(probes[..., 0], probes[..., 1]), probes[..., 2]).astype(np.float32)
-    chroma = (top - lum) / np.maximum(top, 1.0)
-    ink = (rel < 0.86) | (chroma > np.maximum(0.3, sat + 0.18)[:, None, None])
-    ink |= lum < 0.45 * lo[:, None, None]
     band_ink = ink[:, _BAND].mean(axis=1)
     inner_ink = ink[:, _INNER].mean(axis=1)
     content = ramp(inner_ink, 0.003, 0.012) * ramp(-inner_ink, -0.9, -0.75)
@@ -122,6 +114,84 @@ def probe_scores(
     upright = crosswise < 0.4
     content = content * np.where(upright, 0.3, 1.0)
     return paper, content, upright, lo
+
+
+def _probe_ink(
+    small: np.ndarray, quads: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each quad (N >= 1) warped upright (short side first) to a tiny probe: the quads in that
+    order, (N, H, W) bool ink, (N,) the paper's darkest channel, (N,) its saturation and
+    (N, H, W) float32 each pixel's saturation above the paper's."""
+    n = len(quads)
+    wide = rect_ratio(quads, None, np.zeros(2)) > 1.0
+    quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
+    probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
+    lum8 = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
+    local = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
+    for i, quad in enumerate(quads):
+        hom = cv2.getPerspectiveTransform(quad.astype(np.float32), _PROBE_TARGET)
+        probes[i] = cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), flags=cv2.INTER_LINEAR)
+        lum8[i] = np.minimum(np.minimum(probes[i, ..., 0], probes[i, ..., 1]), probes[i, ..., 2])
+        # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
+        # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
+        local[i] = cv2.morphologyEx(lum8[i], cv2.MORPH_CLOSE, KERNEL7)
+    ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
+    lo, hi = ref.min(axis=1), ref.max(axis=1)
+    sat = (hi - lo) / np.maximum(hi, 1.0)
+    lum = lum8.astype(np.float32)
+    rel = lum / np.maximum(local.astype(np.float32), 1.0)
+    top = np.maximum(np.maximum(probes[..., 0], probes[..., 1]), probes[..., 2]).astype(np.float32)
+    chroma = (top - lum) / np.maximum(top, 1.0)
+    ink = (rel < 0.86) | (chroma > np.maximum(0.3, sat + 0.18)[:, None, None])
+    ink |= lum < 0.45 * lo[:, None, None]
+    return quads, ink, lo, sat, chroma - sat[:, None, None]
+
+
+def ink_centres(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 2) the centre of the ink's bounding box inside each quad (its inner area), in
+    working pixels, and (N,) bool: the quad holds some ink."""
+    centres = quads.mean(axis=1) if len(quads) else np.zeros((0, 2))
+    has = np.zeros(len(quads), dtype=bool)
+    if len(quads) == 0:
+        return centres, has
+    upright, ink, _, _, chroma = _probe_ink(small, quads)
+    ink &= _INNER | _BAND  # ink reaching into the border band moves the box off centre
+    ink &= chroma > _SYMBOL_CHROMA  # not a shadow edge along a side
+    for i in range(len(quads)):
+        ys, xs = np.nonzero(ink[i])
+        if len(xs) < 8:
+            continue
+        point = np.array([[[(xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2]]], np.float32)
+        back = cv2.getPerspectiveTransform(_PROBE_TARGET, upright[i].astype(np.float32))
+        centres[i] = cv2.perspectiveTransform(point, back)[0, 0]
+        has[i] = True
+    return centres, has
+
+
+def ink_offset(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How far the ink (symbols) inside each quad sits from its centre, and how coloured it is.
+
+    Returns:
+        (N,) the larger of the offsets of the ink's bounding box centre across and along the
+        card, as a fraction of the card's side (1.0 without ink): SET symbols are printed
+        centred, so a quad shifted off a card has its ink off centre; and (N,) the ink's median
+        saturation above the paper's (SET symbols are red, green or purple; stains, wood
+        grain and stone veins are mostly grey).
+    """
+    out, colour = np.ones(len(quads)), np.zeros(len(quads))
+    if len(quads) == 0:
+        return out, colour
+    _, ink, _, _, chroma = _probe_ink(small, quads)
+    ink &= _INNER | _BAND  # ink reaching into the border band moves the box off centre
+    for i in range(len(quads)):
+        ys, xs = np.nonzero(ink[i] & (chroma[i] > _SYMBOL_CHROMA))
+        if len(xs) < 8:
+            continue
+        colour[i] = float(np.median(chroma[i][ink[i]]))
+        cx = (np.percentile(xs, 2) + np.percentile(xs, 98)) / 2 / (_PROBE_W - 1)
+        cy = (np.percentile(ys, 2) + np.percentile(ys, 98)) / 2 / (_PROBE_H - 1)
+        out[i] = max(abs(cx - 0.5), abs(cy - 0.5))
+    return out, colour
 
 
 def _crosswise_share(ink: np.ndarray) -> float:
