@@ -22,7 +22,9 @@ How it works (contour-based, OpenCV only):
    two deepest notches. Inside a found quad with a white surround, an inset card is searched.
 5. Neighbours (SET is dealt in rows and columns): beside each found card, quads are placed in
    the table plane, snapped to edges and kept when they score as cards with the found cards'
-   paper tint (a card half in shadow or washed out by glare); such a quad also replaces a
+   paper tint (a card half in shadow or washed out by glare; a white card on a white sill
+   that shows two or three sides is placed by its coloured symbols, printed centred, and
+   must find two sides meeting at a corner); such a quad also replaces a
    nested detection of another size (the box around a card's symbols) or one skewed against
    it (a side on a shadow edge). See :mod:`vision.detect.neighbours`.
 6. Corners: the sides are refitted to the straight parts of the outline (rounded corners
