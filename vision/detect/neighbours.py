@@ -6,7 +6,7 @@ For every found card, hypotheses are placed beside it in the plane of the table 
 card's homography extrapolated, at a few gaps), their sides snapped to the strongest nearby
 edges (:func:`vision.detect.refine.snap_sides`), and kept only when most sides found an edge and
 the quad scores as a card on its own: a card's shape, a bright neutral paper border and some
-ink inside (:func:`vision.detect.scoring.probe_scores`). A hypothesis that finds two or three
+ink inside (:func:`vision.detect.scoring.probe_scores`). A hypothesis that finds one to three
 of its sides only (a white card on a white sill shows its shadowed sides) is moved, in the
 seed's plane, until its coloured ink is centred (symbols are printed centred), keeps the seed's
 size and must find two sides meeting at a corner. New cards seed further hypotheses (a row of
@@ -256,12 +256,13 @@ def neighbour_cards(
         reach = np.maximum(0.15 * short, 3.0)
         moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
         edged = ok1.all(axis=1)  # every side must find its edge in both passes
-        # A white card on a white surface may show two or three sides only (the lit ones
-        # vanish): such a hypothesis is placed by the ink inside it (see _ink_placed).
+        # A white card on a white surface may show two sides only (the lit ones vanish), and
+        # a hypothesis a gap off may reach one of them: such hypotheses are placed by the ink
+        # inside them (see _ink_placed).
         # Only where the surface there is as bright as the found cards' paper (cheap: most
         # tables are darker, and their hypotheses stop here).
         bright_there = level >= 0.85 * seed_level
-        loose = np.flatnonzero(~edged & (ok1.sum(axis=1) >= 2) & bright_there)
+        loose = np.flatnonzero(~edged & (ok1.sum(axis=1) >= 1) & bright_there)
         placed, kept_loose = _ink_placed(small, hyp[loose], seeds[origin[loose]], short[loose])
         loose = loose[kept_loose]
         loose_origin, loose_area = origin[loose], ref_area[loose]
