@@ -212,3 +212,49 @@ def test_shipped_sample_reads_exactly(tmp_path: Path, monkeypatch: pytest.Monkey
 
     assert named(got) == named(truth)
     assert (tmp_path / "out.jpg").is_file()
+
+
+def test_never_writes_over_an_input_photo(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    before = src.read_bytes()
+    result = run(str(src), "--out", str(src), "--force")
+    assert result.exit_code == 2
+    assert "is an input photo" in result.stderr
+    assert src.read_bytes() == before
+
+
+def test_out_image_name_with_several_photos_is_refused(tmp_path: Path) -> None:
+    a, b = photo(tmp_path / "a.jpg"), photo(tmp_path / "b.jpg")
+    result = run(str(a), str(b), "--out", str(tmp_path / "both.jpg"))
+    assert result.exit_code == 2
+    assert "names one image file" in result.stderr
+    assert not (tmp_path / "both.jpg").exists()
+
+
+def test_results_are_printed_when_the_copy_cannot_be_written(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder is needed")
+    result = run(str(src), "--out", str(blocker / "x.jpg"))
+    assert result.exit_code == 2
+    assert "4 cards, 1 SET" in result.stdout
+    assert "could not write the annotated copy" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_greyscale_photo_reports_every_colour_uncertain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A greyscale photo has no colour to read: say so per card instead of guessing."""
+    monkeypatch.undo()  # the real classifier and detector
+    from vision.data import REPO_ROOT
+
+    sample = REPO_ROOT / "datasets" / "samples" / "table.jpg"
+    grey = cv2.cvtColor(cv2.imread(str(sample)), cv2.COLOR_BGR2GRAY)
+    path = tmp_path / "grey.jpg"
+    cv2.imwrite(str(path), grey)
+    result = run(str(path), "--json", "--no-image")
+    assert result.exit_code == 0, result.output
+    cards = json.loads(result.stdout)["cards"]
+    assert len(cards) == 12
+    assert all(c["uncertain"] and c["confidence"] < 0.34 for c in cards)

@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Sources whose crops trained the shipped model (models/card_classifier.json).
 TRAINED_ON = {"tomwhite", "omega697"}
 
-#: Recorded with scripts/evaluate.py on 2026-11-29 at c5be1b8 (see the README's accuracy table), rounded down by about
-#: one card or table per source so that a one-card change in a borderline photo does not fail:
+#: Recorded with scripts/evaluate.py on 2026-11-29 at c5be1b8 (see the README's accuracy
+#: table), rounded down by about one card or table per source so that a one-card change in a
+#: borderline photo does not fail:
 #: (lowest of the four attribute accuracies, cards fully right, tables fully right).
 BASELINE: dict[str, tuple[float, float, float]] = {
     "unseen": (0.975, 0.975, 0.87),

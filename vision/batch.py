@@ -124,13 +124,27 @@ def plan_jobs(
     many = len(photos) > 1
     if out is not None and many and out.exists() and not out.is_dir():
         raise SetVisionError(f"--out {out}: is a file, but {len(photos)} photos need a folder")
+    if out is not None and many and not out.exists() and out.suffix.lower() in IMAGE_SUFFIXES:
+        raise SetVisionError(
+            f"--out {out}: names one image file, but {len(photos)} photos were given; "
+            "give a folder instead"
+        )
+    inputs = {photo.resolve() for photo in photos}
     jobs, refused = [], []
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many) if draw else None
+        if target is not None and target.resolve() in inputs:
+            # Never write over a photo being read, not even with --force: it would be lost.
+            refused.append(
+                PhotoOutcome(photo, error=f"{target} is an input photo; choose another --out")
+            )
+            continue
         if target is not None and target.exists() and not force:
             refused.append(
-                PhotoOutcome(photo, error=f"{target} exists; use --force to overwrite it")
+                PhotoOutcome(
+                    photo, error=f"{target} exists; use --force to overwrite, --out or --no-image"
+                )
             )
             continue
         if target is not None and target.resolve() in seen:
@@ -173,7 +187,6 @@ def _check_model(model: str | None) -> None:
 
 
 def _run(job: PhotoJob) -> PhotoOutcome:
-    import cv2
 
     from vision.pipeline import process_photo
 
@@ -191,12 +204,28 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     result = done.table.to_json(str(job.photo))
     written = None
     if job.output is not None and done.annotated is not None:
-        job.output.parent.mkdir(parents=True, exist_ok=True)
-        params = [cv2.IMWRITE_JPEG_QUALITY, 90] if job.output.suffix.lower() != ".png" else []
-        if not cv2.imwrite(str(job.output), done.annotated, params):
-            return PhotoOutcome(job.photo, result, error=f"{job.output}: could not write it")
+        problem = _write_image(job.output, done.annotated)
+        if problem:
+            return PhotoOutcome(job.photo, result, error=problem)
         written = job.output
     return PhotoOutcome(job.photo, result, written)
+
+
+def _write_image(path: Path, image: Any) -> str | None:
+    """Encode ``image`` (BGR uint8) for ``path``'s suffix and write it; a message on failure."""
+    import cv2
+
+    params = [cv2.IMWRITE_JPEG_QUALITY, 90] if path.suffix.lower() != ".png" else []
+    try:
+        ok, data = cv2.imencode(path.suffix or ".jpg", image, params)
+        if not ok:
+            return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.tobytes())
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"
+    return None
 
 
 def process_photos(

@@ -75,15 +75,15 @@ def photo_command(
     options = {"mixed_decks": mixed_decks, "uncertain_below": uncertain_below}
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
+        if outcome.result is not None:  # read, even if writing its copy then failed
+            if as_json:
+                typer.echo(json.dumps(outcome.result))
+            else:
+                _print_table(outcome.result, outcome.written)
         if outcome.error:
             _error(outcome.error)
             failures += 1
             continue
-        assert outcome.result is not None
-        if as_json:
-            typer.echo(json.dumps(outcome.result))
-        else:
-            _print_table(outcome.result, outcome.written)
         if show and outcome.written is not None:
             _show(outcome.written)
     if len(photos) > 1 and not as_json:
