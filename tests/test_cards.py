@@ -55,6 +55,7 @@ def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:
         ("2 blue striped diamonds", "unknown word 'blue'"),
         ("2 3 red striped diamonds", "two counts"),
         ("red striped diamonds", "no count"),
+        ("-1 red solid oval", "no sign"),
     ],
 )
 def test_parse_errors_say_what_was_expected(text: str, message: str) -> None:

@@ -212,6 +212,8 @@ def parse_card(text: str) -> Card:
     """
     if not isinstance(text, str):
         raise ValueError(f"expected card text, got {type(text).__name__}")
+    if re.search(r"(^|\s)[-+]\d", text):
+        raise ValueError(f"cannot read {text!r}: a count has no sign; {_EXPECTED}")
     words = [w for w in re.split(r"[\s,_\-/]+", text.strip().lower()) if w]
     found: dict[type[Enum], Enum] = {}
     for word in words:
