@@ -161,10 +161,40 @@ def test_out_file_and_folder(tmp_path: Path) -> None:
     assert "2 of 2 photos processed" in result.stdout
 
 
-def test_show_without_display_says_so(tmp_path: Path) -> None:
+def test_show_without_display_warns_and_still_writes(tmp_path: Path) -> None:
     result = run(str(photo(tmp_path / "t.jpg")), "--show")
     assert result.exit_code == 0
-    assert "--show" in result.stderr and "t.sets.jpg" in result.stderr
+    assert result.stderr.startswith("setvision: warning: --show: no display")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "t.sets.jpg").is_file()
+
+
+def test_show_with_no_image_writes_nothing(tmp_path: Path) -> None:
+    src = photo(tmp_path / "t.jpg")
+    (tmp_path / "t.sets.jpg").write_bytes(b"mine")  # would block writing: not written anyway
+    result = run(str(src), "--show", "--no-image")
+    assert result.exit_code == 0, result.output
+    assert "warning: --show: no display" in result.stderr and "--no-image" in result.stderr
+    assert "4 cards, 1 SET" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jpg", "t.sets.jpg"]
+    assert (tmp_path / "t.sets.jpg").read_bytes() == b"mine"
+
+
+def test_show_with_no_image_shows_the_drawn_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown: list = []
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(cv2, "imshow", lambda title, image: shown.append((title, image)))
+    monkeypatch.setattr(cv2, "waitKey", lambda delay=0: -1)
+    monkeypatch.setattr(cv2, "destroyWindow", lambda title: None)
+    src = photo(tmp_path / "t.jpg")
+    result = run(str(src), "--show", "--no-image")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert len(shown) == 1 and shown[0][1].shape == (540, 960, 3)
+    assert not np.array_equal(shown[0][1], cv2.imread(str(src)))  # annotated, not the photo
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jpg"]
 
 
 def test_duplicates_are_called_out(tmp_path: Path) -> None:

@@ -85,11 +85,18 @@ class PhotoJob:
 
     Attributes:
         photo: input path.
-        output: where to write the annotated copy, or None to skip drawing.
+        output: where to write the annotated copy, or None not to write one.
+        keep_image: return the annotated copy in the outcome (``--show``), written or not.
     """
 
     photo: Path
     output: Path | None
+    keep_image: bool = False
+
+    @property
+    def draw(self) -> bool:
+        """Whether the annotated copy is drawn at all."""
+        return self.output is not None or self.keep_image
 
 
 @dataclass(frozen=True)
@@ -101,19 +108,28 @@ class PhotoOutcome:
         result: the ``--json`` object (:meth:`vision.pipeline.Table.to_json`), None on error.
         written: the annotated file written, if any.
         error: one-line message when the photo could not be processed.
+        annotated: (H, W, 3) uint8 BGR annotated copy when the job asked to keep it.
     """
 
     photo: Path
     result: dict[str, Any] | None = None
     written: Path | None = None
     error: str | None = None
+    annotated: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 def plan_jobs(
-    photos: Sequence[Path], out: Path | None, *, draw: bool, force: bool
+    photos: Sequence[Path], out: Path | None, *, draw: bool, force: bool, keep_image: bool = False
 ) -> tuple[list[PhotoJob], list[PhotoOutcome]]:
     """Decide each photo's output; refuse to overwrite existing files unless ``force``.
+
+    Args:
+        photos: the input photos.
+        out: ``--out`` (see :func:`annotated_path`).
+        draw: write annotated copies (False: ``--no-image``).
+        force: overwrite existing files.
+        keep_image: return each annotated copy in its outcome (``--show``), written or not.
 
     Returns:
         (jobs to run, outcomes already decided: photos whose output exists, as errors).
@@ -152,7 +168,7 @@ def plan_jobs(
             continue
         if target is not None:
             seen.add(target.resolve())
-        jobs.append(PhotoJob(photo, target))
+        jobs.append(PhotoJob(photo, target, keep_image))
     return jobs, refused
 
 
@@ -193,22 +209,21 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     if "error" in _WORKER:
         return PhotoOutcome(job.photo, error=f"{job.photo}: {_WORKER['error']}")
     try:
-        done = process_photo(
-            job.photo, _WORKER["classifier"], draw=job.output is not None, **_WORKER["options"]
-        )
+        done = process_photo(job.photo, _WORKER["classifier"], draw=job.draw, **_WORKER["options"])
     except (SetVisionError, ValueError, FileNotFoundError, OSError) as error:
         message = " ".join(str(error).split())
         if str(job.photo) not in message:
             message = f"{job.photo}: {message}"
         return PhotoOutcome(job.photo, error=message)
     result = done.table.to_json(str(job.photo))
+    kept = done.annotated if job.keep_image else None
     written = None
     if job.output is not None and done.annotated is not None:
         problem = _write_image(job.output, done.annotated)
         if problem:
-            return PhotoOutcome(job.photo, result, error=problem)
+            return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
-    return PhotoOutcome(job.photo, result, written)
+    return PhotoOutcome(job.photo, result, written, annotated=kept)
 
 
 def _write_image(path: Path, image: Any) -> str | None:

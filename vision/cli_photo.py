@@ -39,7 +39,10 @@ def photo_command(
         bool, typer.Option("--no-image", help="Do not write annotated copies.")
     ] = False,
     show: Annotated[
-        bool, typer.Option("--show", help="Open each annotated copy in a window.")
+        bool,
+        typer.Option(
+            "--show", help="Open each annotated copy in a window (with --no-image: not written)."
+        ),
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per photo per line on stdout.")
@@ -66,8 +69,8 @@ def photo_command(
     from vision.batch import list_photos, plan_jobs, process_photos
 
     photos = list_photos(paths)
-    draw = not no_image or show
-    planned, refused = plan_jobs(photos, out, draw=draw, force=force)
+    show = show and _can_show(no_image)
+    planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
     failures = 0
     for outcome in refused:
         _error(outcome.error or "")
@@ -84,8 +87,8 @@ def photo_command(
             _error(outcome.error)
             failures += 1
             continue
-        if show and outcome.written is not None:
-            _show(outcome.written)
+        if show and outcome.annotated is not None:
+            show = _show(outcome.photo, outcome.annotated)
     if len(photos) > 1 and not as_json:
         done = len(photos) - failures
         typer.echo(
@@ -98,6 +101,10 @@ def photo_command(
 
 def _error(message: str) -> None:
     typer.echo(f"setvision: error: {' '.join(message.split())}", err=True)
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"setvision: warning: {' '.join(message.split())}", err=True)
 
 
 def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
@@ -180,25 +187,36 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         console.print(f"annotated copy: {written}")
 
 
-def _show(path: Path) -> None:
-    """Open ``path`` in a window; without a display, say so on stderr."""
-    import cv2
-
+def _can_show(no_image: bool) -> bool:
+    """Whether ``--show`` can open windows here; if not, one warning line on stderr."""
     if sys.platform.startswith("linux") and not (
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     ):
-        _error(f"--show: no display here (DISPLAY is not set); the annotated copy is {path}")
-        return
-    image = cv2.imread(str(path))
-    if image is None:
-        _error(f"--show: cannot read {path} back")
-        return
-    try:
-        cv2.imshow(path.name, image)
-        cv2.waitKey(0)
-        cv2.destroyWindow(path.name)
-    except cv2.error:
-        _error(
-            f"--show: this OpenCV build has no window support (opencv-python-headless); "
-            f"the annotated copy is {path}"
+        _warn(
+            "--show: no display here (DISPLAY is not set), so nothing is shown; "
+            + ("nothing is written either (--no-image)" if no_image else "copies are written")
         )
+        return False
+    return True
+
+
+def _show(photo: Path, image: Any) -> bool:
+    """Show ``image`` (BGR uint8) in a window until a key is pressed.
+
+    Returns:
+        False if this OpenCV build has no window support (said once on stderr): stop showing.
+    """
+    import cv2
+
+    title = f"{photo.name} (setvision)"
+    try:
+        cv2.imshow(title, image)
+        cv2.waitKey(0)
+        cv2.destroyWindow(title)
+    except cv2.error:
+        _warn(
+            "--show: this OpenCV build has no window support (opencv-python-headless), "
+            "so nothing is shown"
+        )
+        return False
+    return True
