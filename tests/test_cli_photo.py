@@ -288,3 +288,26 @@ def test_greyscale_photo_reports_every_colour_uncertain(
     cards = json.loads(result.stdout)["cards"]
     assert len(cards) == 12
     assert all(c["uncertain"] and c["confidence"] < 0.34 for c in cards)
+
+
+def test_photos_with_the_same_stem_both_get_a_copy(tmp_path: Path) -> None:
+    folder = tmp_path / "coll"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    photo(folder / "a.png", NO_SET)
+    result = run(str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.strip().splitlines()) == 2
+    assert (folder / "a.sets.jpg").is_file() and (folder / "a.png.sets.jpg").is_file()
+    again = run(str(folder), "--json", "--no-image")  # the copies are not read as photos
+    assert len(again.stdout.strip().splitlines()) == 2
+    # Same names from two folders into one --out folder: numbered, none dropped.
+    more = [folder / "a.jpg", folder / "a.png"]
+    for name in ("b", "c"):
+        (tmp_path / name).mkdir()
+        more.append(photo(tmp_path / name / "a.jpg"))
+    out = tmp_path / "out"
+    many = run(*map(str, more), "-o", str(out))
+    assert many.exit_code == 0, many.output
+    names = ["a.jpg.2.sets.jpg", "a.jpg.sets.jpg", "a.png.sets.jpg", "a.sets.jpg"]
+    assert sorted(p.name for p in out.iterdir()) == names

@@ -150,6 +150,10 @@ def plan_jobs(
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many) if draw else None
+        if target is not None and target.resolve() in seen:
+            target = _unused_name(target, photo, seen)
+        if target is not None:
+            seen.add(target.resolve())
         if target is not None and target.resolve() in inputs:
             # Never write over a photo being read, not even with --force: it would be lost.
             refused.append(
@@ -163,13 +167,22 @@ def plan_jobs(
                 )
             )
             continue
-        if target is not None and target.resolve() in seen:
-            refused.append(PhotoOutcome(photo, error=f"{target} would be written twice"))
-            continue
-        if target is not None:
-            seen.add(target.resolve())
         jobs.append(PhotoJob(photo, target, keep_image))
     return jobs, refused
+
+
+def _unused_name(target: Path, photo: Path, seen: set[Path]) -> Path:
+    """Another name for ``target``, already taken by an earlier photo (``a.jpg`` and ``a.png``).
+
+    The full name comes first (``a.png.sets.jpg``), then a number (``a.png.2.sets.jpg``, for
+    photos of the same name from several folders into one ``--out`` folder).
+    """
+    candidate = target.with_name(photo.name + OUTPUT_SUFFIX)
+    k = 2
+    while candidate.resolve() in seen:
+        candidate = target.with_name(f"{photo.name}.{k}{OUTPUT_SUFFIX}")
+        k += 1
+    return candidate
 
 
 _WORKER: dict[str, Any] = {}
