@@ -311,3 +311,15 @@ def test_photos_with_the_same_stem_both_get_a_copy(tmp_path: Path) -> None:
     assert many.exit_code == 0, many.output
     names = ["a.jpg.2.sets.jpg", "a.jpg.sets.jpg", "a.png.sets.jpg", "a.sets.jpg"]
     assert sorted(p.name for p in out.iterdir()) == names
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_max_pixels_option(tmp_path: Path, jobs: str) -> None:
+    a, b = photo(tmp_path / "a.jpg"), photo(tmp_path / "b.jpg")  # 960 x 540: 0.5 MP
+    small = run(str(a), str(b), "--no-image", "--max-pixels", "100000", "--jobs", jobs)
+    assert small.exit_code == 2
+    lines = small.stderr.strip().splitlines()
+    assert len(lines) == 2 and all("--max-pixels" in line for line in lines)
+    enough = run(str(a), str(b), "--no-image", "--max-pixels", "600000", "--jobs", jobs, "--json")
+    assert enough.exit_code == 0, enough.output
+    assert all("draw" not in json.loads(line)["timings_ms"] for line in enough.stdout.splitlines())

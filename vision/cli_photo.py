@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from vision.cli import EXIT_BAD_INPUT, user_errors
+from vision.io import MAX_PIXELS
 
 __all__ = ["photo_command"]
 
@@ -60,6 +61,14 @@ def photo_command(
             "--uncertain-below", min=0.0, max=1.0, help="Flag cards read with less confidence."
         ),
     ] = 0.6,
+    max_pixels: Annotated[
+        int,
+        typer.Option(
+            "--max-pixels",
+            min=1,
+            help="Refuse photos with more pixels than this (a guard against decompression bombs).",
+        ),
+    ] = MAX_PIXELS,
     model: Annotated[
         Path | None,
         typer.Option("--model", help="Card classifier .onnx (default: the packaged model)."),
@@ -75,7 +84,11 @@ def photo_command(
     for outcome in refused:
         _error(outcome.error or "")
         failures += 1
-    options = {"mixed_decks": mixed_decks, "uncertain_below": uncertain_below}
+    options = {
+        "mixed_decks": mixed_decks,
+        "uncertain_below": uncertain_below,
+        "max_pixels": max_pixels,
+    }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
         if outcome.result is not None:  # read, even if writing its copy then failed

@@ -91,8 +91,8 @@ def load_image(
         if width * height > max_pixels:
             raise SetVisionError(
                 f"{name} declares {width} x {height} pixels ({width * height / 1e6:.0f} MP), "
-                f"more than the {max_pixels / 1e6:.0f} MP limit; resize the photo or raise "
-                "max_pixels if it is genuine"
+                f"more than the {max_pixels / 1e6:.0f} MP limit; resize the photo or, if it is "
+                "genuine, raise the limit (setvision photo --max-pixels)"
             )
     if _is_jpeg(head) and _jpeg_truncated(data):
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
