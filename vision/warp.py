@@ -158,18 +158,21 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     luma = band[..., 0].astype(np.int64) + band[..., 1] + band[..., 2]  # 0..765
     rows = np.arange(n)[:, None]
     cut = _hist_median(np.bincount((luma + rows * 766).ravel(), minlength=n * 766).reshape(n, 766))
-    bright = (luma >= cut[:, None]).ravel()
+    # The brighter pixels, gathered once (uint8) with their card's histogram offset.
+    picked = np.flatnonzero(luma >= cut[:, None])
+    bright = band.reshape(-1, 3)[picked]  # (M, 3) uint8
+    offset = (picked // band.shape[1]) * 256
     refs = np.empty((n, 3), dtype=np.float32)
     for c in range(3):
-        values = (band[..., c].astype(np.int64) + rows * 256).ravel()
-        hist = np.bincount(values[bright], minlength=n * 256).reshape(n, 256)
+        hist = np.bincount(bright[:, c] + offset, minlength=n * 256).reshape(n, 256)
         refs[:, c] = _hist_median(hist)
     gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
-    levels = np.arange(256, dtype=np.float32)[:, None]
-    out = np.empty_like(batch)
-    for i in range(len(batch)):
-        table = np.clip(levels * gains[i][None, :], 0, 255).astype(np.uint8)
-        out[i] = cv2.LUT(np.ascontiguousarray(batch[i]), table.reshape(1, 256, 3))
+    levels = np.arange(256, dtype=np.float32)[None, :, None]
+    tables = np.clip(levels * gains[:, None, :], 0, 255).astype(np.uint8)  # (N, 256, 3)
+    source = np.ascontiguousarray(batch)
+    out = np.empty_like(source)
+    for i in range(n):
+        cv2.LUT(source[i], tables[i].reshape(1, 256, 3), dst=out[i])
     return out[0] if single else out
 
 
