@@ -323,3 +323,27 @@ def test_max_pixels_option(tmp_path: Path, jobs: str) -> None:
     enough = run(str(a), str(b), "--no-image", "--max-pixels", "600000", "--jobs", jobs, "--json")
     assert enough.exit_code == 0, enough.output
     assert all("draw" not in json.loads(line)["timings_ms"] for line in enough.stdout.splitlines())
+
+
+def test_recursive_folders(tmp_path: Path) -> None:
+    top = tmp_path / "games"
+    (top / "day1").mkdir(parents=True)
+    (top / "day2" / "late").mkdir(parents=True)
+    photo(top / "day1" / "a.jpg")
+    photo(top / "day2" / "late" / "b.jpg", NO_SET)
+    flat = run(str(top))
+    assert flat.exit_code == 2
+    assert "no photos in this folder" in flat.stderr and "--recursive" in flat.stderr
+    assert len(flat.stderr.strip().splitlines()) == 1
+    deep = run(str(top), "-r", "--json")
+    assert deep.exit_code == 0, deep.output
+    images = [json.loads(line)["image"] for line in deep.stdout.strip().splitlines()]
+    assert images == [str(top / "day1" / "a.jpg"), str(top / "day2" / "late" / "b.jpg")]
+    assert (top / "day2" / "late" / "b.sets.jpg").is_file()
+    again = run(str(top), "--recursive", "--json", "--no-image")  # copies are not read
+    assert len(again.stdout.strip().splitlines()) == 2
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    nothing = run(str(empty), "-r")
+    assert nothing.exit_code == 2 and "or its subfolders" in nothing.stderr
+    assert "use --recursive" not in nothing.stderr

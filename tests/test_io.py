@@ -170,6 +170,8 @@ def test_list_images(tmp_path: Path):
         (tmp_path / name).write_bytes(b"x")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "e.webp").write_bytes(b"x")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "f.png").write_bytes(b"x")  # hidden folders are not searched
     assert [p.name for p in list_images(tmp_path)] == ["a.png", "b.JPG", "d.jpeg"]
     assert [p.name for p in list_images(tmp_path, recursive=True)] == [
         "a.png", "b.JPG", "d.jpeg", "e.webp"

@@ -32,11 +32,15 @@ IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tif
 OUTPUT_SUFFIX: Final = ".sets.jpg"
 
 
-def list_photos(paths: Sequence[str | Path]) -> list[Path]:
+def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list[Path]:
     """Expand folders into their photos (:func:`vision.io.list_images`); keep files as given.
 
     Annotated copies (``*.sets.jpg``) inside folders are skipped so that running twice on a
     folder does not read its own output.
+
+    Args:
+        paths: photos and folders.
+        recursive: also take the photos in the folders' subfolders (``--recursive``).
 
     Raises:
         FileNotFoundError: if a path does not exist.
@@ -48,9 +52,19 @@ def list_photos(paths: Sequence[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = [p for p in list_images(path) if not p.name.lower().endswith(OUTPUT_SUFFIX)]
+            found = [
+                p
+                for p in list_images(path, recursive=recursive)
+                if not p.name.lower().endswith(OUTPUT_SUFFIX)
+            ]
             if not found:
-                raise SetVisionError(f"{path}: no photos in this folder (JPEG, PNG, ...)")
+                where = "this folder or its subfolders" if recursive else "this folder"
+                hint = ""
+                if not recursive and any(
+                    p.is_dir() and not p.name.startswith(".") for p in path.iterdir()
+                ):
+                    hint = "; it has subfolders: use --recursive to look in them"
+                raise SetVisionError(f"{path}: no photos in {where} (JPEG, PNG, ...){hint}")
             out.extend(found)
         elif path.exists():
             out.append(path)

@@ -26,6 +26,10 @@ def photo_command(
         list[Path],
         typer.Argument(help="Photos (JPEG, PNG, ...) or folders of photos.", show_default=False),
     ],
+    recursive: Annotated[
+        bool,
+        typer.Option("--recursive", "-r", help="Also take the photos in folders' subfolders."),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -77,7 +81,7 @@ def photo_command(
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import list_photos, plan_jobs, process_photos
 
-    photos = list_photos(paths)
+    photos = list_photos(paths, recursive=recursive)
     show = show and _can_show(no_image)
     planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
     failures = 0

@@ -117,7 +117,12 @@ def load_image(
 def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
     """Image files in ``folder`` (by extension, case-insensitive), sorted by path.
 
-    Hidden files (names starting with ``.``) are skipped.
+    Hidden files (names starting with ``.``) are skipped, and with ``recursive`` so are hidden
+    folders (``.git``, ``.cache``, ...).
+
+    Args:
+        folder: the folder to list.
+        recursive: also list the photos in its subfolders, at any depth.
 
     Raises:
         FileNotFoundError: if ``folder`` does not exist.
@@ -132,7 +137,9 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
     return sorted(
         p
         for p in found
-        if p.suffix.lower() in IMAGE_EXTENSIONS and not p.name.startswith(".") and p.is_file()
+        if p.suffix.lower() in IMAGE_EXTENSIONS
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        and p.is_file()
     )
 
 
