@@ -133,19 +133,29 @@ def preprocess(
         (N, 3, height, width) float32, contiguous.
     """
     height, width = input_size
-    small = np.empty((len(crops), height, width, 3), np.uint8)
-    for i, crop in enumerate(crops):
-        if crop.shape[:2] == (height, width):
-            small[i] = crop
-        else:
+    n, h, w = crops.shape[:3]
+    if (h, w) == (height, width) or n == 0:
+        small = crops if n else np.empty((0, height, width, 3), np.uint8)
+    elif h == 2 * height and w == 2 * width:
+        # One call for the whole batch (the normal 250 x 160 -> 125 x 80): an exact 2x area
+        # shrink averages 2x2 blocks, which never straddle two stacked crops.
+        tall = np.ascontiguousarray(crops).reshape(n * h, w, 3)
+        small = cv2.resize(tall, (width, n * height), interpolation=cv2.INTER_AREA)
+        small = small.reshape(n, height, width, 3)
+    else:
+        small = np.empty((n, height, width, 3), np.uint8)
+        for i, crop in enumerate(crops):
             cv2.resize(crop, (width, height), dst=small[i], interpolation=cv2.INTER_AREA)
-    chw = small.transpose(0, 3, 1, 2)
-    if rgb:
-        chw = chw[:, ::-1]
     scale = 1.0 / (255.0 * np.asarray(std, np.float32))
     offset = -np.asarray(mean, np.float32) / np.asarray(std, np.float32)
-    out = chw.astype(np.float32) * scale[:, None, None] + offset[:, None, None]
-    return np.ascontiguousarray(out, dtype=np.float32)
+    # Per channel a 256-entry table of ``v * scale + offset`` (float32, the same arithmetic as
+    # converting every pixel), gathered straight into the (N, 3, h, w) tensor.
+    table = np.arange(256, dtype=np.float32)[None, :] * scale[:, None] + offset[:, None]
+    order = (2, 1, 0) if rgb else (0, 1, 2)
+    out = np.empty((n, 3, height, width), np.float32)
+    for c, source in enumerate(order):
+        np.take(table[c], small[..., source], out=out[:, c])
+    return out
 
 
 class CardClassifier:
