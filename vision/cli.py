@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
@@ -137,8 +137,46 @@ from vision.cli_photo import photo_command  # noqa: E402  (needs user_errors abo
 app.command("photo")(photo_command)
 
 
-def run() -> None:  # pragma: no cover - console entry for `python -m vision`
-    app(prog_name="setvision")
+def run(args: list[str] | None = None) -> int:
+    """The ``setvision`` console entry: :data:`app`, with usage errors as one line.
+
+    Typer would print a usage error (missing argument, bad option value, unknown command) as a
+    multi-line box; here it is ``setvision: error: ...`` on stderr with exit code 2, like every
+    other error.
+
+    Args:
+        args: command-line arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code.
+    """
+    exceptions = _click_exceptions()
+    try:
+        code = app(args=args, prog_name="setvision", standalone_mode=False)
+    except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare `setvision`: the help
+        exc.show()
+        return exc.exit_code
+    except exceptions.UsageError as exc:
+        message = " ".join(exc.format_message().split()).rstrip(".")
+        where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        typer.echo(f"setvision: error: {message}{where}", err=True)
+        return exc.exit_code
+    except exceptions.ClickException as exc:
+        typer.echo(f"setvision: error: {' '.join(exc.format_message().split())}", err=True)
+        return exc.exit_code
+    except (typer.Abort, exceptions.Abort):
+        typer.echo("setvision: error: aborted", err=True)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+def _click_exceptions() -> Any:
+    """Click's exception module: vendored by newer typer (``typer._click``), else click's own."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # pragma: no cover - typer < 0.2x runs on click itself
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,45 @@
+"""The ``setvision`` console entry (:func:`vision.cli.run`): usage errors are one line."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from vision.cli import run
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["photo"], "Missing argument"),
+        (["photo", "x.jpg", "--jobs", "0"], "--jobs"),
+        (["simulate", "--games", "0"], "--games"),
+        (["nope"], "No such command 'nope'"),
+        (["photo", "x.jpg", "--bogus"], "--bogus"),
+    ],
+)
+def test_usage_errors_are_one_line(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("setvision: error: ") and words in captured.err
+    assert captured.err.count("\n") == 1 and "--help" in captured.err
+
+
+def test_commands_run_through_the_entry(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["sets", "1 red solid oval", "2 red solid ovals", "3 red solid ovals"]) == 0
+    assert "1 SET:" in capsys.readouterr().out
+    assert run(["sets", "7 red solid ovals"]) == 2  # a command's own error keeps its code
+    assert capsys.readouterr().err.startswith("setvision: error: ")
+    assert run(["--version"]) == 0
+    assert run(["sets", "--help"]) == 0
+
+
+def test_console_script_is_the_entry() -> None:
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts["setvision"] == "vision.cli:run"
