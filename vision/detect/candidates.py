@@ -184,9 +184,11 @@ def fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.n
     if (lengths < 4).any():
         return None
     d = d / lengths[:, None]
-    rel = points[None, :, :] - quad[:, None, :]  # (4, P, 2)
-    t = rel[..., 0] * d[:, None, 0] + rel[..., 1] * d[:, None, 1]
-    signed = rel[..., 0] * d[:, None, 1] - rel[..., 1] * d[:, None, 0]
+    # Offsets from each side's start, one contiguous (4, P) array per coordinate.
+    rx = points[:, 0][None, :] - quad[:, 0, None]
+    ry = points[:, 1][None, :] - quad[:, 1, None]
+    t = rx * d[:, 0, None] + ry * d[:, 1, None]
+    signed = rx * d[:, 1, None] - ry * d[:, 0, None]
     lo, hi = 0.15 * lengths[:, None], 0.85 * lengths[:, None]
     sel = (t > lo) & (t < hi) & (np.abs(signed) < 2.0 + reach * lengths[:, None])
     lines = []
