@@ -236,8 +236,9 @@ def colourless(crops: npt.NDArray[np.uint8]) -> bool:
     """True if the (N, h, w, 3) uint8 BGR crops carry no usable colour (a greyscale photo)."""
     if len(crops) == 0:
         return False
-    sample = crops[:, ::4, ::4].reshape(-1, 3)
-    chroma = sample.max(axis=1).astype(np.int16) - sample.min(axis=1)
+    sample = np.ascontiguousarray(crops[:, ::4, ::4])
+    b, g, r = sample[..., 0], sample[..., 1], sample[..., 2]  # whole-array ops, not per-pixel rows
+    chroma = np.maximum(np.maximum(b, g), r).astype(np.int16) - np.minimum(np.minimum(b, g), r)
     return float(np.percentile(chroma, 99)) < COLOURLESS_CHROMA
 
 
