@@ -53,7 +53,8 @@ def candidate_masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.
     more threshold levels, a local (adaptive) threshold and the threshold mask cut by the edges
     added nothing.
     """
-    white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
+    blue, green, red = cv2.split(small)  # contiguous planes: no per-call copies of views
+    white = cv2.min(cv2.min(blue, green), red)
     white = cv2.GaussianBlur(white, (3, 3), 0)
     grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     _, paper = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
@@ -65,7 +66,7 @@ def candidate_masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.
     cuts = cv2.bitwise_or(edges, cv2.threshold(seams, 7, 255, cv2.THRESH_BINARY)[1])
     # Warmth edges (R - B): cream paper on a bluish-white tray or desk differs in hue more
     # than in grey level.
-    warm = cv2.addWeighted(small[..., 2], 0.5, small[..., 0], -0.5, 128.0)
+    warm = cv2.addWeighted(red, 0.5, blue, -0.5, 128.0)
     warm_edges = cv2.Canny(cv2.GaussianBlur(warm, (5, 5), 0), 15, 40, L2gradient=True)
     cuts = cv2.bitwise_or(cuts, warm_edges)
     keep = cv2.bitwise_not(cv2.dilate(cuts, KERNEL3))
