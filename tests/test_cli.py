@@ -43,3 +43,28 @@ def test_console_script_is_the_entry() -> None:
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     assert scripts["setvision"] == "vision.cli:run"
+
+
+def test_abort_and_exit_through_the_entry(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import typer
+
+    import vision.cli
+
+    def aborts() -> None:
+        raise typer.Abort()
+
+    def exits() -> None:
+        raise SystemExit(1)  # e.g. rich on a broken pipe
+
+    for command, code in ((aborts, 1), (exits, None)):
+        small = typer.Typer()
+        small.command()(command)
+        monkeypatch.setattr(vision.cli, "app", small)
+        if code is None:
+            with pytest.raises(SystemExit):
+                run([])
+        else:
+            assert run([]) == code
+            assert capsys.readouterr().err == "setvision: error: aborted\n"

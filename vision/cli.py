@@ -164,7 +164,7 @@ def run(args: list[str] | None = None) -> int:
     except exceptions.ClickException as exc:
         typer.echo(f"setvision: error: {' '.join(exc.format_message().split())}", err=True)
         return exc.exit_code
-    except (typer.Abort, exceptions.Abort):
+    except typer.Abort:
         typer.echo("setvision: error: aborted", err=True)
         return 1
     return code if isinstance(code, int) else 0
