@@ -149,6 +149,7 @@ def test_decompression_bomb_refused_before_decoding():
     with pytest.raises(SetVisionError, match="limit") as caught:
         load_image(encode(half_red()), max_pixels=1000)
     assert "--max-pixels" in str(caught.value)  # the message names the option that raises it
+    assert "0.001 MP limit" in str(caught.value)  # a small limit is not shown as "0 MP"
 
 
 def test_too_many_bytes(tmp_path: Path):

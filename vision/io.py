@@ -90,8 +90,8 @@ def load_image(
             raise SetVisionError(f"{name} declares an empty image ({width} x {height} pixels)")
         if width * height > max_pixels:
             raise SetVisionError(
-                f"{name} declares {width} x {height} pixels ({width * height / 1e6:.0f} MP), "
-                f"more than the {max_pixels / 1e6:.0f} MP limit; resize the photo or, if it is "
+                f"{name} declares {width} x {height} pixels ({_megapixels(width * height)} MP), "
+                f"more than the {_megapixels(max_pixels)} MP limit; resize the photo or, if it is "
                 "genuine, raise the limit (setvision photo --max-pixels)"
             )
     if _is_jpeg(head) and _jpeg_truncated(data):
@@ -190,6 +190,12 @@ def _read(source: ImageSource, max_bytes: int) -> tuple[bytes | memoryview, str]
         return path.read_bytes(), str(path)
     except OSError as exc:
         raise SetVisionError(f"{path} could not be read: {exc.strerror or exc}") from exc
+
+
+def _megapixels(pixels: int) -> str:
+    """``pixels`` in MP for a message: whole above 10 MP, else 3 significant digits."""
+    mp = pixels / 1e6
+    return f"{mp:.0f}" if mp >= 10 else f"{mp:.3g}"
 
 
 def _is_jpeg(head: bytes) -> bool:
