@@ -230,10 +230,12 @@ def _check_model(model: str | None) -> None:
 
 
 def _run(job: PhotoJob) -> PhotoOutcome:
+    from vision.pipeline import process_photo
+
     if "error" in _WORKER:
         return PhotoOutcome(job.photo, error=f"{job.photo}: {_WORKER['error']}")
     try:
-        done = _process_photo(job, _WORKER["classifier"], **_WORKER["options"])
+        done = process_photo(job.photo, _WORKER["classifier"], draw=job.draw, **_WORKER["options"])
     except (SetVisionError, ValueError, FileNotFoundError, OSError) as error:
         message = " ".join(str(error).split())
         if str(job.photo) not in message:
@@ -248,35 +250,6 @@ def _run(job: PhotoJob) -> PhotoOutcome:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
     return PhotoOutcome(job.photo, result, written, annotated=kept)
-
-
-def _process_photo(
-    job: PhotoJob, classifier: Any, *, max_pixels: int | None = None, **options: Any
-) -> Any:
-    """:func:`vision.pipeline.process_photo` with ``--max-pixels`` passed to the loader.
-
-    Returns:
-        A :class:`vision.pipeline.PhotoResult`.
-    """
-    import time
-    from dataclasses import replace
-
-    from vision.io import MAX_PIXELS, load_image
-    from vision.pipeline import PhotoResult, recognise
-
-    t = time.perf_counter()
-    frame = load_image(job.photo, max_pixels=max_pixels or MAX_PIXELS)
-    timings = {"load": (time.perf_counter() - t) * 1000.0}
-    table = recognise(frame, classifier, **options)
-    timings.update(table.timings_ms)
-    annotated = None
-    if job.draw:
-        from vision.overlay import draw_table
-
-        t = time.perf_counter()
-        annotated = draw_table(frame, table, copy=False)  # the frame is ours: no copy
-        timings["draw"] = (time.perf_counter() - t) * 1000.0
-    return PhotoResult(replace(table, timings_ms=timings), annotated)
 
 
 def _write_image(path: Path, image: Any) -> str | None:

@@ -351,6 +351,7 @@ def process_photo(
     classifier: Any,
     *,
     draw: bool = True,
+    max_pixels: int | None = None,
     **options: Any,
 ) -> PhotoResult:
     """Load a photo, recognise its table and (optionally) draw the annotated copy.
@@ -360,6 +361,7 @@ def process_photo(
         classifier: see :func:`recognise`.
         draw: also draw the annotated copy (:func:`vision.overlay.draw_table`, on the loaded
             frame itself: it is not returned otherwise).
+        max_pixels: refuse photos larger than this (default :data:`vision.io.MAX_PIXELS`).
         **options: passed to :func:`recognise` (``detector``, ``mixed_decks``, ...).
 
     Returns:
@@ -369,10 +371,10 @@ def process_photo(
         SetVisionError, FileNotFoundError, ValueError: an unreadable photo
             (:func:`vision.io.load_image`).
     """
-    from vision.io import load_image
+    from vision.io import MAX_PIXELS, load_image
 
     t = time.perf_counter()
-    frame = load_image(source)
+    frame = load_image(source, max_pixels=max_pixels or MAX_PIXELS)
     load_ms = _ms(t)
     table = recognise(frame, classifier, **options)
     timings = {"load": load_ms, **table.timings_ms}
