@@ -280,13 +280,26 @@ def colour_quad(
     blob = (labels == best).astype(np.uint8) * 255
     contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     cnt = max(contours, key=cv2.contourArea)
-    pts = cnt.reshape(-1, 2).astype(np.float64) / scale + [x0, y0]
+    return _quad_from_contour(image, cnt, scale, (x0, y0), refine)
+
+
+def _quad_from_contour(
+    image: npt.NDArray[np.uint8],
+    cnt: npt.NDArray[np.int32],
+    scale: float,
+    origin: tuple[int, int],
+    refine: bool,
+) -> npt.NDArray[np.float64]:
+    """A card quad from a segmented blob's outer contour (in a region scaled by ``scale`` whose
+    top-left is ``origin`` in the photo): a 4-point hull or the minimum-area box as a start, then
+    a fit of the four sides to the outline, then (``refine``) a snap to the paper edges."""
+    pts = cnt.reshape(-1, 2).astype(np.float64) / scale + origin
     hull = cv2.convexHull(cnt)
     approx = cv2.approxPolyDP(hull, 0.04 * cv2.arcLength(hull, True), True).reshape(-1, 2)
     start = (
-        canonical_order(approx / scale + [x0, y0])
+        canonical_order(approx / scale + origin)
         if len(approx) == 4
-        else canonical_order(cv2.boxPoints(cv2.minAreaRect(cnt)) / scale + [x0, y0])
+        else canonical_order(cv2.boxPoints(cv2.minAreaRect(cnt)) / scale + origin)
     )
     fitted = _side_fit(pts, start)
     result = canonical_order(fitted) if fitted is not None else start
@@ -339,19 +352,7 @@ def grabcut_quad(
     if not contours:
         return quad
     cnt = max(contours, key=cv2.contourArea)
-    pts = cnt.reshape(-1, 2).astype(np.float64) / scale + [x0, y0]
-    hull = cv2.convexHull(cnt)
-    approx = cv2.approxPolyDP(hull, 0.04 * cv2.arcLength(hull, True), True).reshape(-1, 2)
-    start = (
-        canonical_order(approx / scale + [x0, y0])
-        if len(approx) == 4
-        else canonical_order(cv2.boxPoints(cv2.minAreaRect(cnt)) / scale + [x0, y0])
-    )
-    fitted = _side_fit(pts, start)
-    result = canonical_order(fitted) if fitted is not None else start
-    if refine:
-        result = snap_quad(image, result, radius=max(3.0, 2.0 / scale), iterations=2)
-    return result
+    return _quad_from_contour(image, cnt, scale, (x0, y0), refine)
 
 
 def chroma_snap_quad(image: npt.NDArray[np.uint8], rough: npt.ArrayLike) -> npt.NDArray[np.float64]:
