@@ -955,6 +955,28 @@ def remove_card(
     _edit_cards(store, entry, cards, f"removed {sorted(set(indices))}")
 
 
+def _refit_cards(
+    store: Store,
+    photo: str,
+    indices: list[int] | None,
+    verb: str,
+    fit: Any,
+) -> None:
+    """Replace the chosen cards' corners (default: all) by ``fit(image, corners)``, keeping
+    their partial flag and attributes, and report how far each moved."""
+    entry = _photo_or_fail(store, photo)
+    image = load_image(store.data / entry.path)
+    chosen = indices if indices else list(range(len(entry.cards)))
+    cards = list(entry.cards)
+    for i in chosen:
+        _index_or_fail(entry, i)
+        old = cards[i]
+        new = fit(image, old.corners)
+        typer.echo(f"card {i}: moved up to {_moved(old.corners, new):.1f} px")
+        cards[i] = CardTruth(corners=new, partial=old.partial, attributes=old.attributes)
+    _edit_cards(store, entry, cards, f"{verb} {chosen}")
+
+
 @app.command("snap")
 def snap_cmd(
     photo: Annotated[str, typer.Argument(help="Photo (path or unique part).")],
@@ -964,18 +986,10 @@ def snap_cmd(
     data: DataOpt = None,
 ) -> None:
     """Snap cards' sides to the paper edges nearby (refines hand-placed corners)."""
-    store = Store(annotations, data)
-    entry = _photo_or_fail(store, photo)
-    image = load_image(store.data / entry.path)
-    chosen = indices if indices else list(range(len(entry.cards)))
-    cards = list(entry.cards)
-    for i in chosen:
-        _index_or_fail(entry, i)
-        old = cards[i]
-        new = snap_quad(image, old.corners, radius=radius)
-        typer.echo(f"card {i}: moved up to {_moved(old.corners, new):.1f} px")
-        cards[i] = CardTruth(corners=new, partial=old.partial, attributes=old.attributes)
-    _edit_cards(store, entry, cards, f"snapped {chosen}")
+    _refit_cards(
+        Store(annotations, data), photo, indices, "snapped",
+        lambda image, corners: snap_quad(image, corners, radius=radius),
+    )  # fmt: skip
 
 
 @app.command("add-rects")
@@ -1009,18 +1023,10 @@ def refine_cmd(
     data: DataOpt = None,
 ) -> None:
     """Re-fit cards by segmenting each around its current outline, then snap the sides."""
-    store = Store(annotations, data)
-    entry = _photo_or_fail(store, photo)
-    image = load_image(store.data / entry.path)
-    chosen = indices if indices else list(range(len(entry.cards)))
-    cards = list(entry.cards)
-    for i in chosen:
-        _index_or_fail(entry, i)
-        old = cards[i]
-        new = refine_quad(image, old.corners, how)
-        typer.echo(f"card {i}: moved up to {_moved(old.corners, new):.1f} px")
-        cards[i] = CardTruth(corners=new, partial=old.partial, attributes=old.attributes)
-    _edit_cards(store, entry, cards, f"refined {chosen}")
+    _refit_cards(
+        Store(annotations, data), photo, indices, "refined",
+        lambda image, corners: refine_quad(image, corners, how),
+    )  # fmt: skip
 
 
 @app.command("copy-from")
