@@ -136,7 +136,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         if ok.any():
             ratio = quad_area(inner) / np.maximum(areas[framed], 1e-9)
             ok &= (ratio > 0.5) & (ratio < 0.9)
-            paper, content, _, _ = probe_scores(small, inner)
+            paper, content, _, _ = probe_scores(small, inner, focal=focal, centre=centre)
             inner_scores = aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
             for idx in np.flatnonzero(ok):
@@ -147,7 +147,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     ]
     if cells:
         cells_arr = np.array(cells)
-        paper, content, _, cell_level = probe_scores(small, cells_arr)
+        paper, content, _, cell_level = probe_scores(small, cells_arr, focal=focal, centre=centre)
         cell_scores = 0.95 * aspect_score(cells_arr, focal, centre) * paper * content
         cell_scores[cell_level < floor] = 0.0
         ok = cell_scores >= min_score

@@ -302,7 +302,7 @@ def neighbour_cards(
                 (offset < _INK_OFFSET) & (colour > _INK_COLOUR) & (bright >= 0.85 * seed_level)
             )
         if fine.any():
-            paper, content, _, level = probe_scores(small, moved[fine])
+            paper, content, _, level = probe_scores(small, moved[fine], focal=focal, centre=centre)
             scores[fine] = 0.9 * shape[fine] * paper * content * (level >= floor)
             scores[fine & weak] *= 0.9
         new = []

@@ -78,15 +78,26 @@ def score_candidates(
     scores = np.zeros(len(quads))
     upright = np.zeros(len(quads), dtype=bool)
     level = np.zeros(len(quads))
-    paper, content, upright[good], level[good] = probe_scores(small, quads[good])
+    paper, content, upright[good], level[good] = probe_scores(
+        small, quads[good], focal=focal, centre=centre
+    )
     scores[good] = pre[good] * paper * content
     return quads, fill, cut, outlines, scores, upright, level
 
 
 def probe_scores(
-    small: np.ndarray, quads: np.ndarray
+    small: np.ndarray,
+    quads: np.ndarray,
+    *,
+    focal: float | None = None,
+    centre: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Paper and content scores (N,) in [0, 1] from a tiny upright warp of each quad.
+
+    With ``focal`` (px) and ``centre`` (principal point), a quad's long side is judged with
+    the perspective undone where that is clear (a card far up a tilted table can look square
+    or even wider than tall; warped the wrong way round, its stacked symbols stand upright as
+    in two cards side by side).
 
     Paper: the border band's median colour is bright and near neutral. Content: some ink inside
     (symbols), little ink in the border band. Ink is a pixel darker than the paper around it,
@@ -97,14 +108,15 @@ def probe_scores(
     n = len(quads)
     if n == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
-    quads, ink, lo, sat, _ = _probe_ink(small, quads)
+    ratio = _probe_ratio(quads, focal, centre)
+    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio)
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
     band_ink = ink[:, _BAND].mean(axis=1)
     inner_ink = ink[:, _INNER].mean(axis=1)
     content = ramp(inner_ink, 0.003, 0.012) * ramp(-inner_ink, -0.9, -0.75)
     content = content * ramp(-band_ink, -0.3, -0.12)
     # Only a quad shaped like two cards side by side (long/short ~1.28 head-on) needs this.
-    pairish = np.maximum(rect_ratio(quads, None, np.zeros(2)), 1e-9)
+    pairish = np.maximum(ratio, 1e-9)
     pairish = np.maximum(pairish, 1.0 / pairish) < 1.45
     crosswise = np.ones(n)
     for i in np.flatnonzero(pairish & (content > 0)):
@@ -116,14 +128,30 @@ def probe_scores(
     return paper, content, upright, lo
 
 
+def _probe_ratio(
+    quads: np.ndarray, focal: float | None, centre: np.ndarray | None
+) -> np.ndarray:
+    """(N,) width/height of each quad for the probe's orientation: opposite sides averaged,
+    or the perspective-corrected ratio where that is at least 1.25 away from square."""
+    ratio = rect_ratio(quads, None, np.zeros(2))
+    if focal is None or centre is None or len(quads) == 0:
+        return ratio
+    corrected = rect_ratio(quads, focal, centre)
+    sure = np.abs(np.log(np.maximum(corrected, 1e-9))) > np.log(1.25)
+    return np.where(sure, corrected, ratio)
+
+
 def _probe_ink(
-    small: np.ndarray, quads: np.ndarray
+    small: np.ndarray, quads: np.ndarray, ratio: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each quad (N >= 1) warped upright (short side first) to a tiny probe: the quads in that
-    order, (N, H, W) bool ink, (N,) the paper's darkest channel, (N,) its saturation and
-    (N, H, W) float32 each pixel's saturation above the paper's."""
+    """Each quad (N >= 1) warped upright (short side first, by ``ratio``, width/height, when
+    given) to a tiny probe: the quads in that order, (N, H, W) bool ink, (N,) the paper's
+    darkest channel, (N,) its saturation and (N, H, W) float32 each pixel's saturation above
+    the paper's."""
     n = len(quads)
-    wide = rect_ratio(quads, None, np.zeros(2)) > 1.0
+    if ratio is None:
+        ratio = rect_ratio(quads, None, np.zeros(2))
+    wide = ratio > 1.0
     quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
     probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
     lum8 = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
