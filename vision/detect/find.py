@@ -20,6 +20,7 @@ from vision.detect.geometry import (
     quad_area,
     touches_border,
 )
+from vision.detect.ink_cards import ink_cards
 from vision.detect.masks import candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.refine import inner_cards, refine
@@ -66,10 +67,14 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             for part in split_at_notches(blob, (sh, sw))
             if (piece := contour_candidate(part, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
         ]
-    if not cands:
-        return CardDetections.empty()
     focal = 0.85 * max(sh, sw)
     centre = np.array([sw / 2.0, sh / 2.0])
+    if not cands:
+        quads, scores = ink_cards(
+            small, np.zeros((0, 4, 2)), focal, centre, min_score, MIN_CARD_AREA
+        )
+        ink_final = [(q, s, False) for q, s in zip(quads, scores)]
+        return _finish(frame, ink_final, k, focal, np.ones(len(ink_final), dtype=bool))
     quads, fill, cut, outlines, scores, upright, level = score_candidates(
         small, cands, focal, centre, min_score
     )
@@ -197,11 +202,32 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         )
         final = [f for i, f in enumerate(final) if i not in set(replaced.tolist())]
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
+    # White cards on a surface as bright as their paper, found from their symbols; only where
+    # no card was found or one found lies on such a surface (elsewhere outlines close).
+    taken = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
+    short_first = np.zeros(len(final), dtype=bool)
+    if len(taken) == 0 or white_surround(small, taken).any():
+        extra, extra_scores = ink_cards(small, taken, focal, centre, min_score, MIN_CARD_AREA)
+        final += [(q, s, False) for q, s in zip(extra, extra_scores)]
+        short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
+    return _finish(frame, final, k, focal, short_first)
+
+
+def _finish(
+    frame: np.ndarray, final: list, k: int, focal: float, short_first: np.ndarray
+) -> CardDetections:
+    """Detections (working quad, score, partial) refined at full resolution, corners ordered
+    (``short_first``: (N,) bool, the quad's edge 0-1 is known to be a short edge)."""
     if not final:
         return CardDetections.empty()
     work = np.array([f[0] for f in final], dtype=np.float64)
     result_scores = np.array([f[1] for f in final], dtype=np.float32)
     partial = np.array([f[2] for f in final], dtype=bool)
     full = refine(frame, (work + 0.5) * k - 0.5, k)
-    full = order_corners(full, focal=focal * k, centre=(frame.shape[1] / 2, frame.shape[0] / 2))
+    full = order_corners(
+        full,
+        focal=focal * k,
+        centre=(frame.shape[1] / 2, frame.shape[0] / 2),
+        short_first=short_first,
+    )
     return CardDetections(full.astype(np.float32), np.clip(result_scores, 0, 1), partial)

@@ -39,6 +39,7 @@ def order_corners(
     quads: npt.NDArray[np.floating],
     focal: float | None = None,
     centre: tuple[float, float] = (0.0, 0.0),
+    short_first: np.ndarray | None = None,
 ) -> np.ndarray:
     """Order quadrilateral corners TL, TR, BR, BL of the card in portrait orientation.
 
@@ -52,21 +53,31 @@ def order_corners(
         focal: assumed focal length in pixels for the perspective correction (None: treat the
             quadrilateral as a parallelogram, i.e. compare opposite side lengths).
         centre: principal point (x, y) in pixels, used with ``focal``.
+        short_first: (N,) bool, optional: the quad's edge from its corner 0 to corner 1 is
+            known to be a short edge (a card placed from its symbols, which lie along the short
+            edges: a card seen steeply foreshortened can look wider than tall).
 
     Returns:
         (N, 4, 2) float32, reordered copy.
     """
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
     out = np.empty_like(q)
+    known = np.zeros(len(q), dtype=bool) if short_first is None else np.asarray(short_first)
     for i, quad in enumerate(q):
-        centre = quad.mean(axis=0)
-        angles = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
-        out[i] = quad[np.argsort(angles)]  # increasing angle = clockwise on screen (y down)
+        mid = quad.mean(axis=0)
+        angles = np.arctan2(quad[:, 1] - mid[1], quad[:, 0] - mid[0])
+        order = np.argsort(angles)  # increasing angle = clockwise on screen (y down)
+        if known[i]:  # keep edge 0-1 an edge 0-1 (a cyclic shift by an even step, or reversed)
+            start = int(np.flatnonzero(order == 0)[0])
+            order = np.roll(order, -start)
+            if order[1] != 1:
+                order = np.roll(order, -1) if order[3] == 1 else order
+        out[i] = quad[order]
     ratio = rect_ratio(
         out, focal, np.asarray(centre, dtype=np.float64)
     )  # width(0->1) / height(1->2)
     # Make edge 0->1 a short edge.
-    roll = ratio > 1.0
+    roll = np.where(known, False, ratio > 1.0)
     out[roll] = np.roll(out[roll], -1, axis=1)
     # Of the two short edges (0-1 and 2-3), the top one has the smaller midpoint y; for a card
     # lying within ~3 degrees of horizontal the left one wins (the 0.05 x term).

@@ -134,9 +134,7 @@ def probe_scores(
     return paper, content, upright, lo
 
 
-def _probe_ratio(
-    quads: np.ndarray, focal: float | None, centre: np.ndarray | None
-) -> np.ndarray:
+def _probe_ratio(quads: np.ndarray, focal: float | None, centre: np.ndarray | None) -> np.ndarray:
     """(N,) width/height of each quad for the probe's orientation: opposite sides averaged,
     or the perspective-corrected ratio where that is at least 1.25 away from square."""
     ratio = rect_ratio(quads, None, np.zeros(2))
