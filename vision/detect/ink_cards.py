@@ -237,7 +237,7 @@ def ink_cards(
     quads, width = quads[bright], width[bright]
     if len(quads) == 0:
         return empty
-    quads, ok = snap_lines(small, quads, 0.05 * width, tilts=_TILTS)
+    quads, ok = snap_lines(small, quads, 0.05 * width)
     quads = np.array([clockwise(q) for q in quads]).reshape(-1, 4, 2)
     x, y = quads[..., 0], quads[..., 1]
     inside_frame = ((x >= 1) & (x <= w - 2) & (y >= 1) & (y <= h - 2)).all(axis=1)
