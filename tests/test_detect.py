@@ -329,3 +329,34 @@ def test_real_photos_recall_and_precision():
     recall, precision = found / max(truth, 1), found / max(found + fp, 1)
     assert recall >= RECALL_FLOOR, f"recall {recall:.3f} < {RECALL_FLOOR} ({found}/{truth})"
     assert precision >= PRECISION_FLOOR, f"precision {precision:.3f} < {PRECISION_FLOOR}"
+
+
+def _white_desk(quads: list[np.ndarray], images: list[np.ndarray], rim: float = 0.1) -> np.ndarray:
+    """A white, noisy desk with each image pasted on a quad; every card casts only a faint rim
+    (``rim``: its darkening, a few grey levels), so no outline stands out of the noise."""
+    rng = np.random.default_rng(5)
+    h, w = 720, 1280
+    frame = np.clip(240.0 + rng.normal(0, 2.5, (h, w, 3)), 0, 255).astype(np.uint8)
+    _, mask = render_card()
+    for q, image in zip(quads, images):
+        sh = np.zeros((h, w), np.uint8)
+        cv2.fillConvexPoly(sh, (q.mean(axis=0) + 1.02 * (q - q.mean(axis=0))).astype(np.int32), 255)
+        sh = cv2.GaussianBlur(sh, (3, 3), 0).astype(np.float32)[..., None] / 255
+        frame[:] = (frame * (1 - rim * sh)).astype(np.uint8)
+        paste(frame, image, mask, q)
+    return frame
+
+
+@pytest.mark.parametrize("count, angle", [(1, 0), (2, 15), (3, -25), (3, 90)])
+def test_lone_white_card_on_white_desk_found_from_its_symbols(count, angle):
+    card, _ = render_card(colour=(150, 50, 120), count=count, solid=count != 3)
+    truth = [rect_quad(640, 360, 300, angle)]
+    match(find_cards(_white_desk(truth, [card])), truth, 4.0)
+
+
+def test_sticky_note_and_blank_sheet_on_white_desk_rejected():
+    # Coloured and white card-sized paper on a white desk: no symbols inside.
+    note = np.full((CARD_H, CARD_W, 3), (90, 220, 250), np.uint8)  # a yellow note
+    blank = np.full((CARD_H, CARD_W, 3), 250, np.uint8)
+    quads = [rect_quad(400, 360, 300, 0), rect_quad(880, 360, 300, 10)]
+    assert len(find_cards(_white_desk(quads, [note, blank]))) == 0

@@ -36,8 +36,9 @@ __all__ = ["ink_cards"]
 #: Symbol width over card width (the short side), see the module docstring.
 _SYMBOL_OVER_WIDTH: Final = 0.68
 #: Centre-to-centre distance of stacked symbols over the symbol's width (0.30 of the card's
-#: height; card height = 1.56 x width; symbol = 0.68 x width), with tolerance.
-_PITCH: Final = (0.5, 0.95)
+#: height; card height = 1.56 x width; symbol = 0.68 x width, so 0.69), with tolerance for
+#: foreshortening (0.50 measured on the far row of omega697 ``cards_13_wide_shot``).
+_PITCH: Final = (0.35, 0.95)
 #: Symbols (closed ink blobs) considered: long/short side ratio of their rotated box.
 _SYMBOL_ASPECT: Final = (1.5, 3.4)
 #: Height over width of a first guess: between a card seen head-on (1.56) and one foreshortened
