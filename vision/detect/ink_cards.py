@@ -57,12 +57,13 @@ def _symbols(small: np.ndarray, min_len: float, taken: np.ndarray) -> list[tuple
 
     Ink is a coloured pixel (saturation above 0.22, not black) or a thin dark stroke with a
     little colour (a black-hat response over 14 levels): outlines of open symbols."""
-    f = small.astype(np.float32)
-    top, low = f.max(axis=2), f.min(axis=2)
-    chroma = (top - low) / np.maximum(top, 1.0)
-    lum = small.min(axis=2)
+    blue, green, red = cv2.split(small)
+    top = cv2.max(cv2.max(blue, green), red)
+    lum = cv2.min(cv2.min(blue, green), red)
+    spread = cv2.subtract(top, lum).astype(np.int16) * 100  # saturation x top x 100
+    top16 = top.astype(np.int16)
     strokes = cv2.morphologyEx(lum, cv2.MORPH_BLACKHAT, np.ones((7, 7), np.uint8))
-    ink = ((chroma > 0.22) & (top > 50)) | ((strokes > 14) & (chroma > 0.08))
+    ink = ((spread > 22 * top16) & (top > 50)) | ((strokes > 14) & (spread > 8 * top16))
     closed = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     count, labels, stats, centroids = cv2.connectedComponentsWithStats(closed, connectivity=8)
     out: list[tuple] = []
@@ -187,7 +188,7 @@ def ink_cards(
     if not symbols:
         return empty
     groups = sorted(_groups(symbols), key=lambda g: -symbols[g[0]][1])[:_MAX_GROUPS]
-    hyps, widths, spans = [], [], []
+    hyps, widths, spans, guesses = [], [], [], []
     for group in groups:
         mid = np.mean([symbols[k][0] for k in group], axis=0)
         length = float(np.mean([symbols[k][1] for k in group]))
@@ -207,10 +208,32 @@ def ink_cards(
             ]
         )
         hyps.append(clockwise(box))
+        card_w, card_h = (
+            0.5 * length / _SYMBOL_OVER_WIDTH * axis,
+            0.5 * _HEIGHT_GUESS * length / _SYMBOL_OVER_WIDTH * across,
+        )
+        guesses.append(
+            clockwise(
+                np.array(
+                    [
+                        mid - card_w - card_h,
+                        mid + card_w - card_h,
+                        mid + card_w + card_h,
+                        mid - card_w + card_h,
+                    ]
+                )
+            )
+        )
         widths.append(length / _SYMBOL_OVER_WIDTH)
         spans.append(2.0 * float(np.linalg.norm(half_h)))
     boxes = np.array(hyps, dtype=np.float64)
     width, span = np.array(widths), np.array(spans)
+    # Only where the surface around a card-sized box about the symbols is as bright as paper.
+    bright = white_surround(small, np.array(guesses, dtype=np.float64))
+    boxes, width, span = boxes[bright], width[bright], span[bright]
+    if len(boxes) == 0:
+        return empty
+    grey = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
     # The card around them: sides 1 and 3 run across the symbols (clockwise() keeps that), 0.16
     # of the card's width beyond their tips; sides 0 and 2 lie up to half a card's height
     # (1.56 widths, less when foreshortened) from the middle. Each is the first line met going
@@ -219,12 +242,20 @@ def ink_cards(
     reach = np.stack([0.85 * width - 0.5 * span, 0.3 * width] * 2, axis=1)
     # Short sides first (square to the symbols, give or take a few degrees), then the long
     # sides from the symbols' tips: those lean in a slanted view, so any tilt up to 17 degrees.
-    ends, ok_ends = snap_lines(small, boxes, reach, outward=start, min_step=1.2)
-    framed = _sides_from(ends, boxes, np.array([True, False, True, False]))
+    short_sides = np.array([True, False, True, False])
+    ends, ok_ends = snap_lines(grey, boxes, reach, outward=start, sides=short_sides, min_step=1.2)
+    framed = _sides_from(ends, boxes, short_sides)
     quads, ok = snap_lines(
-        small, framed, reach, outward=start, first=False, tilts=_TILTS, min_step=1.2
+        grey,
+        framed,
+        reach,
+        outward=start,
+        first=False,
+        tilts=_TILTS,
+        sides=~short_sides,
+        min_step=1.2,
     )
-    quads = _sides_from(quads, framed, np.array([False, True, False, True]))
+    quads = _sides_from(quads, framed, ~short_sides)
     ok[:, [0, 2]] = ok_ends[:, [0, 2]]
     quads = _mirror_missing(quads, ok, boxes.mean(axis=1))
     # Then the sides found are refined (a short symmetric search); the card must have found
@@ -238,7 +269,7 @@ def ink_cards(
     quads, width = quads[bright], width[bright]
     if len(quads) == 0:
         return empty
-    quads, ok = snap_lines(small, quads, 0.05 * width)
+    quads, ok = snap_lines(grey, quads, 0.05 * width)
     quads = np.array([clockwise(q) for q in quads]).reshape(-1, 4, 2)
     x, y = quads[..., 0], quads[..., 1]
     inside_frame = ((x >= 1) & (x <= w - 2) & (y >= 1) & (y <= h - 2)).all(axis=1)

@@ -40,13 +40,15 @@ def snap_lines(
     outward: np.ndarray | None = None,
     first: bool = True,
     tilts: np.ndarray = _TILTS,
+    sides: np.ndarray | None = None,
     min_step: float = 1.0,
     contrast: float = 4.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Move each side of each clockwise quad to the straight line of strongest averaged edge.
 
     Args:
-        image: BGR uint8 working image.
+        image: BGR uint8 working image, or its darkest channel (H, W) uint8 (cheaper when
+            called often).
         quads: (N, 4, 2) clockwise quads (x, y) in image pixels.
         reach: (N,) or (N, 4) search distance in px on both sides of each side (side i runs
             from corner i to corner i + 1), along its normal.
@@ -55,6 +57,8 @@ def snap_lines(
             symbols outwards).
         first: with ``outward``, take the first line met rather than the strongest.
         tilts: tilts tried (see :data:`_TILTS`).
+        sides: (4,) bool, optional: search only these sides (the others keep their line and
+            are reported not found).
         min_step: smallest step, in grey levels (darkest channel) per profile point, of the
             averaged profile at the chosen line.
         contrast: that step must also be this many times the median step of the same averaged
@@ -84,43 +88,24 @@ def snap_lines(
     else:
         out = np.asarray(outward, dtype=np.float64)
         lo4 = (out if out.ndim == 2 else np.repeat(np.broadcast_to(out, (n,)), 4)).reshape(-1)
-    offs = lo4[:, None] + np.linspace(0.0, 1.0, _STEPS)[None, :] * (r4 - lo4)[:, None]  # (4n, O)
-    shear = (tilts[:, None] * (t[None, :] - 0.5))[None] * length[:, None, None]  # (4n,T,S)
-    # Sample points (4n, T, S, O): base + (offset + tilt shift) * normal.
-    total = offs[:, None, None, :] + shear[..., None]
-    pts = base[:, None, :, None, :] + total[..., None] * normal[:, None, None, None, :]
-    maps = pts.reshape(-1, _SAMPLES * _STEPS, 2).astype(np.float32)  # rows < 32767 for remap
-    prof = cv2.remap(
-        image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    act = np.arange(4 * n) if sides is None else np.flatnonzero(np.tile(sides, n))
+    ti, oi, ok = _search(
+        image,
+        base[act],
+        normal[act],
+        length[act],
+        lo4[act],
+        r4[act],
+        outward is not None,
+        first,
+        tilts,
+        min_step,
+        contrast,
     )
-    lum = prof.min(axis=2).astype(np.float32).reshape(4 * n, len(tilts), _SAMPLES, _STEPS)
-    # The mean of the middle half of the samples along the side: a symbol, a neighbour's
-    # corner or glare crossing part of the side does not move the line (and, unlike a median
-    # of whole grey levels, it resolves steps of a fraction of a level).
-    ranked = np.sort(lum, axis=2)
-    mean = ranked[:, :, _SAMPLES // 4 : _SAMPLES - _SAMPLES // 4].mean(axis=2)  # (4n, T, O)
-    grad = np.abs(np.diff(mean, axis=2))  # (4n, T, O-1)
-    rows = np.arange(4 * n)
-    floors = np.median(grad, axis=2, keepdims=True)  # (4n, T, 1)
-    if outward is None or not first:
-        grid = np.linspace(-1, 1, _STEPS) if outward is None else np.zeros(_STEPS)
-        mids = 0.5 * (grid[:-1] + grid[1:])
-        weight = np.exp(-0.5 * (mids / 0.7) ** 2)  # small moves first
-        best = (grad * weight).reshape(4 * n, -1).argmax(axis=1)
-    else:
-        # The first local peak strong enough (over all tilts: the innermost, then strongest).
-        left = np.concatenate([np.zeros_like(grad[..., :1]), grad[..., :-1]], axis=2)
-        right = np.concatenate([grad[..., 1:], np.zeros_like(grad[..., :1])], axis=2)
-        strong = (grad >= min_step) & (grad >= contrast * np.maximum(floors, 1e-3))
-        strong &= (grad >= left) & (grad >= right)
-        index = np.arange(_STEPS - 1)[None, None, :]
-        key = np.where(strong, index * 1e4 - grad, np.inf)
-        best = key.reshape(4 * n, -1).argmin(axis=1)
-    ti, oi = np.unravel_index(best, grad.shape[1:])
-    peak = grad[rows, ti, oi]
-    floor = floors[rows, ti, 0]
-    inside = (oi > 0) & (oi < _STEPS - 2)  # not at the end of the search band
-    ok = inside & (peak >= min_step) & (peak >= contrast * np.maximum(floor, 1e-3))
+    full_ti, full_oi = np.zeros(4 * n, dtype=int), np.zeros(4 * n, dtype=int)
+    full_ok = np.zeros(4 * n, dtype=bool)
+    full_ti[act], full_oi[act], full_ok[act] = ti, oi, ok
+    ti, oi, ok = full_ti, full_oi, full_ok
     # The line: offset at the side's middle and the tilt.
     step = (r4 - lo4) / (_STEPS - 1)
     off_mid = lo4 + (oi + 0.5) * step
@@ -143,3 +128,65 @@ def snap_lines(
     out = quads.copy()
     out[take] = moved[take]
     return out, found
+
+
+def _search(
+    image: np.ndarray,
+    base: np.ndarray,
+    normal: np.ndarray,
+    length: np.ndarray,
+    lo4: np.ndarray,
+    r4: np.ndarray,
+    outward: bool,
+    first: bool,
+    tilts: np.ndarray,
+    min_step: float,
+    contrast: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For M sides (profile bases (M, S, 2), unit normals, lengths, bands [lo4, r4] px):
+    the chosen tilt index, offset index and whether a line was found, each (M,)."""
+    m = len(base)
+    if m == 0:
+        return np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0, dtype=bool)
+    t = np.linspace(0.12, 0.88, _SAMPLES)
+    offs = lo4[:, None] + np.linspace(0.0, 1.0, _STEPS)[None, :] * (r4 - lo4)[:, None]  # (M, O)
+    shear = (tilts[:, None] * (t[None, :] - 0.5))[None] * length[:, None, None]  # (M,T,S)
+    # Sample points (M, T, S, O): base + (offset + tilt shift) * normal.
+    total = offs[:, None, None, :] + shear[..., None]
+    pts = base[:, None, :, None, :] + total[..., None] * normal[:, None, None, None, :]
+    maps = pts.reshape(-1, _SAMPLES * _STEPS, 2).astype(np.float32)  # rows < 32767 for remap
+    prof = cv2.remap(
+        image, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    if prof.ndim == 3:
+        prof = prof.min(axis=2)
+    lum = prof.astype(np.float32).reshape(m, len(tilts), _SAMPLES, _STEPS)
+    # The mean of the middle half of the samples along the side: a symbol, a neighbour's
+    # corner or glare crossing part of the side does not move the line (and, unlike a median
+    # of whole grey levels, it resolves steps of a fraction of a level).
+    lo_k, hi_k = _SAMPLES // 4, _SAMPLES - _SAMPLES // 4
+    ranked = np.partition(lum, (lo_k, hi_k - 1), axis=2)
+    mean = ranked[:, :, lo_k:hi_k].mean(axis=2)  # (M, T, O)
+    grad = np.abs(np.diff(mean, axis=2))  # (M, T, O-1)
+    rows = np.arange(m)
+    floors = np.median(grad, axis=2, keepdims=True)  # (M, T, 1)
+    if not outward or not first:
+        grid = np.zeros(_STEPS) if outward else np.linspace(-1, 1, _STEPS)
+        mids = 0.5 * (grid[:-1] + grid[1:])
+        weight = np.exp(-0.5 * (mids / 0.7) ** 2)  # small moves first
+        best = (grad * weight).reshape(m, -1).argmax(axis=1)
+    else:
+        # The first local peak strong enough (over all tilts: the innermost, then strongest).
+        left = np.concatenate([np.zeros_like(grad[..., :1]), grad[..., :-1]], axis=2)
+        right = np.concatenate([grad[..., 1:], np.zeros_like(grad[..., :1])], axis=2)
+        strong = (grad >= min_step) & (grad >= contrast * np.maximum(floors, 1e-3))
+        strong &= (grad >= left) & (grad >= right)
+        index = np.arange(_STEPS - 1)[None, None, :]
+        key = np.where(strong, index * 1e4 - grad, np.inf)
+        best = key.reshape(m, -1).argmin(axis=1)
+    ti, oi = np.unravel_index(best, grad.shape[1:])
+    peak = grad[rows, ti, oi]
+    floor = floors[rows, ti, 0]
+    inside = (oi > 0) & (oi < _STEPS - 2)  # not at the end of the search band
+    ok = inside & (peak >= min_step) & (peak >= contrast * np.maximum(floor, 1e-3))
+    return ti, oi, ok
