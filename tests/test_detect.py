@@ -142,6 +142,19 @@ def test_order_corners_rule():
     assert np.linalg.norm(out[1] - out[0]) < np.linalg.norm(out[2] - out[1])
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_order_corners_known_short_edge(reverse):
+    # A card seen so foreshortened that it looks wider than tall: its short edge is known
+    # (placed from its symbols), so it stays the top edge whatever the shape says.
+    squat = np.array([[0, 0], [150, 0], [150, 120], [0, 120]], np.float32)  # edge 0-1 short
+    quad = squat[::-1].copy() if reverse else squat  # counter-clockwise input, same edges
+    out = order_corners(quad[None], short_first=np.array([True]))[0]
+    assert {tuple(out[0]), tuple(out[1])} == {(0.0, 0.0), (150.0, 0.0)}
+    assert tuple(out[0]) == (0.0, 0.0)  # clockwise from the top left
+    plain = order_corners(quad[None])[0]
+    assert {tuple(plain[0]), tuple(plain[1])} != {(0.0, 0.0), (150.0, 0.0)}
+
+
 def test_perspective_grid_of_twelve():
     truth = []
     for r in range(3):
