@@ -130,6 +130,8 @@ def outline_candidates(
         if key in seen:
             continue
         seen.add(key)
+        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+            continue  # runs along the frame edge (decided before the fitting below: cheaper)
         hull = cv2.convexHull(contour)
         hull_area = cv2.contourArea(hull)
         if hull_area < min_area or hull_area > max_area:
@@ -159,8 +161,6 @@ def outline_candidates(
         yi = np.clip(np.rint(rim[:, 1]).astype(int), 0, h - 1)
         coverage = float(np.count_nonzero(near[yi, xi]) / len(rim))
         if coverage < 0.6:
-            continue
-        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
             continue
         out.append((quad, 0.95, False, hull))
     return out
