@@ -62,13 +62,12 @@ def find_candidates(
             if key in seen or ragged:
                 continue
             seen.add(key)
-            found = contour_candidate(contour, (w, h), min_area, max_area)
+            found, area, hull = _candidate(contour, (w, h), min_area, max_area)
             if found is not None:
                 out.append(found)
-            elif blobs is not None and bw * bh >= 3 * min_area:
-                area = cv2.contourArea(contour)
-                hull_area = cv2.contourArea(cv2.convexHull(contour))
-                if min_area * 2 <= area <= max_area and area >= 0.75 * hull_area:
+            elif blobs is not None and bw * bh >= 3 * min_area and min_area * 2 <= area <= max_area:
+                hull_area = cv2.contourArea(cv2.convexHull(contour) if hull is None else hull)
+                if area >= 0.75 * hull_area:
                     blobs.append(contour)  # maybe touching cards: split at notches later
     if edges is not None:
         out += outline_candidates(edges, min_area, max_area, seen)
@@ -79,24 +78,31 @@ def contour_candidate(
     contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
 ) -> tuple | None:
     """(quad, fill, cut, outline) for a region outline that is roughly four-sided, else None."""
+    return _candidate(contour, size, min_area, max_area)[0]
+
+
+def _candidate(
+    contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
+) -> tuple[tuple | None, float, np.ndarray | None]:
+    """:func:`contour_candidate`, its outline's area and its convex hull (None if not taken)."""
     w, h = size
     x, y, bw, bh = cv2.boundingRect(contour)
     area = cv2.contourArea(contour)
     if area < min_area or area > max_area or area < 0.35 * bw * bh:
-        return None
+        return None, area, None
     # The minimum-area rectangle is the hull's (cv2.minAreaRect takes the hull first): one
     # hull serves both, the same result at half the cost on a long outline.
     hull = cv2.convexHull(contour)
     (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
     if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
-        return None
+        return None, area, hull
     approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
     if approx is None or approx.size != 8:
-        return None
+        return None, area, hull
     quad = clockwise(approx.reshape(4, 2).astype(np.float64))
     fill = area / max(float(quad_area(quad)), 1e-9)
     if fill < 0.8:
-        return None
+        return None, area, hull
     cut = False
     if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
         pts = contour.reshape(-1, 2)
@@ -104,7 +110,7 @@ def contour_candidate(
             (pts[:, 0] <= 0) | (pts[:, 1] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] >= h - 1)
         )
         cut = contact > 0.25 * min(rw, rh)
-    return quad, fill, cut, contour
+    return (quad, fill, cut, contour), area, hull
 
 
 def outline_candidates(
