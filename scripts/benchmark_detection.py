@@ -44,21 +44,24 @@ FULL_RESOLUTION = {
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
-def _time(frame: np.ndarray, repeat: int) -> tuple[list[float], list[float], list[float], int]:
-    """(wall ms, cpu ms, warp-only wall ms) per run and the card count, after a warm-up."""
+def _time(frame: np.ndarray, repeat: int) -> tuple[dict[str, list[float]], int]:
+    """Per run (after a warm-up): wall and CPU ms of find_cards + warp_cards together and of
+    each alone; and the card count."""
     detections = find_cards(frame)
     warp_cards(frame, detections.corners)
-    walls, cpus, warps = [], [], []
+    times: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "detect", "warp", "detect_cpu")}
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
         detections = find_cards(frame)
-        w1 = time.perf_counter()
+        w1, c1 = time.perf_counter(), time.process_time()
         warp_cards(frame, detections.corners)
         w2, c2 = time.perf_counter(), time.process_time()
-        walls.append((w2 - w0) * 1e3)
-        cpus.append((c2 - c0) * 1e3)
-        warps.append((w2 - w1) * 1e3)
-    return walls, cpus, warps, len(detections)
+        times["wall"].append((w2 - w0) * 1e3)
+        times["cpu"].append((c2 - c0) * 1e3)
+        times["detect"].append((w1 - w0) * 1e3)
+        times["warp"].append((w2 - w1) * 1e3)
+        times["detect_cpu"].append((c1 - c0) * 1e3)
+    return times, len(detections)
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -83,11 +86,10 @@ def main(
     results: dict[str, dict[str, list[float]]] = {}
 
     def add(name: str, frame: np.ndarray) -> None:
-        walls, cpus, warps, _ = _time(frame, repeat)
-        entry = results.setdefault(name, {"wall": [], "cpu": [], "warp": []})
-        entry["wall"] += walls
-        entry["cpu"] += cpus
-        entry["warp"] += warps
+        times, _ = _time(frame, repeat)
+        entry = results.setdefault(name, {k: [] for k in times})
+        for key, values in times.items():
+            entry[key] += values
 
     for row in chosen:
         photo = load_image(root / row["path"])
@@ -112,15 +114,19 @@ def main(
         print(json.dumps({"load_average_1min": load, "results": report}, indent=2))
         return
     print(f"one OpenCV thread; {len(chosen)} photos x {repeat} runs; load average {load:.1f}")
-    heads = ["wall med", "wall p95", "cpu med", "cpu p95", "warp med"]
-    print(f"{'frames':<18}" + "".join(f"{h:>10}" for h in heads))
+    heads = ["wall med", "wall p95", "cpu med", "cpu p95", "detect med", "warp med", "det cpu"]
+    print(f"{'frames':<18}" + "".join(f"{h:>11}" for h in heads))
     for name, entry in report.items():
         print(
-            f"{name:<18}{entry['wall']['median']:>10.1f}{entry['wall']['p95']:>10.1f}"
-            f"{entry['cpu']['median']:>10.1f}{entry['cpu']['p95']:>10.1f}"
-            f"{entry['warp']['median']:>10.1f}"
+            f"{name:<18}{entry['wall']['median']:>11.1f}{entry['wall']['p95']:>11.1f}"
+            f"{entry['cpu']['median']:>11.1f}{entry['cpu']['p95']:>11.1f}"
+            f"{entry['detect']['median']:>11.1f}{entry['warp']['median']:>11.1f}"
+            f"{entry['detect_cpu']['median']:>11.1f}"
         )
-    print("(milliseconds per frame: find_cards + warp_cards; warp is the warp_cards share)")
+    print(
+        "(milliseconds per frame: wall and cpu are find_cards + warp_cards; detect and warp are "
+        "each alone, wall clock; det cpu is find_cards' CPU time)"
+    )
 
 
 if __name__ == "__main__":

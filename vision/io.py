@@ -35,6 +35,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_PIXELS",
     "ImageSource",
+    "decode_scale",
     "image_size",
     "list_images",
     "load_image",
@@ -57,7 +58,11 @@ _HEIF_BRANDS: Final = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"m
 
 
 def load_image(
-    source: ImageSource, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES
+    source: ImageSource,
+    *,
+    max_pixels: int = MAX_PIXELS,
+    max_bytes: int = MAX_BYTES,
+    min_long_side: int | None = None,
 ) -> npt.NDArray[np.uint8]:
     """Decode a photo into a BGR uint8 frame, oriented as a person sees it.
 
@@ -65,6 +70,11 @@ def load_image(
         source: path to an image file, or its encoded bytes.
         max_pixels: refuse images whose header declares more pixels than this.
         max_bytes: refuse files larger than this many bytes.
+        min_long_side: if given, a JPEG is decoded at 1/2, 1/4 or 1/8 of its size (libjpeg's
+            DCT scaling: a 12 MP photo decodes in about half the time at 1/2) while its long
+            side stays at least this many pixels; other formats are decoded at full size.
+            The frame is then smaller than the photo: pixel (x, y) of a frame reduced by f
+            covers photo pixels f*x .. f*x + f - 1 (see :func:`decode_scale`).
 
     Returns:
         (H, W, 3) uint8 BGR array, EXIF orientation applied (H, W as displayed).
@@ -101,7 +111,7 @@ def load_image(
         if _has_alpha(data):
             frame = _decode_alpha(buffer)
         else:
-            frame = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
+            frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
     except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
         raise SetVisionError(f"{name} could not be decoded: {str(exc).strip()}") from exc
     if frame is None:
@@ -112,6 +122,28 @@ def load_image(
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     return np.ascontiguousarray(frame)
+
+
+_REDUCED: Final = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+                   8: cv2.IMREAD_REDUCED_COLOR_8}  # fmt: skip
+
+
+def decode_scale(width: int, height: int, min_long_side: int | None) -> int:
+    """The factor (1, 2, 4 or 8) by which :func:`load_image` reduces a JPEG of this size
+    (as its header declares it) for ``min_long_side``."""
+    if min_long_side is None:
+        return 1
+    factor = 1
+    while factor < 8 and max(width, height) // (2 * factor) >= min_long_side:
+        factor *= 2
+    return factor
+
+
+def _decode_flag(head: bytes, size: tuple[int, int] | None, min_long_side: int | None) -> int:
+    if size is None or not _is_jpeg(head):
+        return cv2.IMREAD_COLOR
+    factor = decode_scale(size[0], size[1], min_long_side)
+    return _REDUCED[factor] if factor > 1 else cv2.IMREAD_COLOR
 
 
 def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import cv2
 import numpy as np
 
-from vision.detect.geometry import NEXT, clockwise, corner_score, line_intersections, quad_area
+from vision.detect.geometry import NEXT, clockwise, corner_score, quad_area
 from vision.detect.masks import KERNEL3
 
 __all__ = [
@@ -61,13 +62,12 @@ def find_candidates(
             if key in seen or ragged:
                 continue
             seen.add(key)
-            found = contour_candidate(contour, (w, h), min_area, max_area)
+            found, area, hull = _candidate(contour, (w, h), min_area, max_area)
             if found is not None:
                 out.append(found)
-            elif blobs is not None and bw * bh >= 3 * min_area:
-                area = cv2.contourArea(contour)
-                hull_area = cv2.contourArea(cv2.convexHull(contour))
-                if min_area * 2 <= area <= max_area and area >= 0.75 * hull_area:
+            elif blobs is not None and bw * bh >= 3 * min_area and min_area * 2 <= area <= max_area:
+                hull_area = cv2.contourArea(cv2.convexHull(contour) if hull is None else hull)
+                if area >= 0.75 * hull_area:
                     blobs.append(contour)  # maybe touching cards: split at notches later
     if edges is not None:
         out += outline_candidates(edges, min_area, max_area, seen)
@@ -78,22 +78,31 @@ def contour_candidate(
     contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
 ) -> tuple | None:
     """(quad, fill, cut, outline) for a region outline that is roughly four-sided, else None."""
+    return _candidate(contour, size, min_area, max_area)[0]
+
+
+def _candidate(
+    contour: np.ndarray, size: tuple[int, int], min_area: float, max_area: float
+) -> tuple[tuple | None, float, np.ndarray | None]:
+    """:func:`contour_candidate`, its outline's area and its convex hull (None if not taken)."""
     w, h = size
     x, y, bw, bh = cv2.boundingRect(contour)
     area = cv2.contourArea(contour)
     if area < min_area or area > max_area or area < 0.35 * bw * bh:
-        return None
-    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
-    if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
-        return None
+        return None, area, None
+    # The minimum-area rectangle is the hull's (cv2.minAreaRect takes the hull first): one
+    # hull serves both, the same result at half the cost on a long outline.
     hull = cv2.convexHull(contour)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    if area < 0.7 * rw * rh or max(rw, rh) > 4.0 * min(rw, rh):
+        return None, area, hull
     approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
     if approx is None or approx.size != 8:
-        return None
+        return None, area, hull
     quad = clockwise(approx.reshape(4, 2).astype(np.float64))
     fill = area / max(float(quad_area(quad)), 1e-9)
     if fill < 0.8:
-        return None
+        return None, area, hull
     cut = False
     if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
         pts = contour.reshape(-1, 2)
@@ -101,7 +110,7 @@ def contour_candidate(
             (pts[:, 0] <= 0) | (pts[:, 1] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] >= h - 1)
         )
         cut = contact > 0.25 * min(rw, rh)
-    return quad, fill, cut, contour
+    return (quad, fill, cut, contour), area, hull
 
 
 def outline_candidates(
@@ -128,6 +137,8 @@ def outline_candidates(
         if key in seen:
             continue
         seen.add(key)
+        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+            continue  # runs along the frame edge (decided before the fitting below: cheaper)
         hull = cv2.convexHull(contour)
         hull_area = cv2.contourArea(hull)
         if hull_area < min_area or hull_area > max_area:
@@ -143,11 +154,11 @@ def outline_candidates(
         # Texture specks touching the chain bend the hull: refit the sides to the chain's
         # straight runs.
         fitted = fit_outline(contour, quad)
-        if corner_score(fitted[None])[0] == 0.0:
+        if _bent(fitted):
             # The hull's four-sided fit can be bent by a speck; start from the bounding box.
             box = clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
             fitted = fit_outline(contour, box, reach=0.12)
-            if corner_score(fitted[None])[0] == 0.0:
+            if _bent(fitted):
                 continue
         quad = fitted
         # Evidence: the share of the quad's perimeter that runs along an edge (within ~2 px).
@@ -158,20 +169,26 @@ def outline_candidates(
         coverage = float(np.count_nonzero(near[yi, xi]) / len(rim))
         if coverage < 0.6:
             continue
-        if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
-            continue
         out.append((quad, 0.95, False, hull))
     return out
 
 
+def _bent(quad: np.ndarray) -> bool:
+    """No corner of the quad is near square, or two corners coincide (a sliver's refit)."""
+    sides = np.hypot(*(quad[NEXT] - quad).T)
+    return bool(sides.min() < 1e-3 or corner_score(quad[None])[0] == 0.0)
+
+
 def fit_outline(outline: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.ndarray:
     """``quad`` with its sides refitted to the straight parts of the region outline."""
-    points = outline.reshape(-1, 2).astype(np.float64)
+    points, moments, centre = _prepare(outline.reshape(-1, 2))
+    local = quad - centre
     for step in range(2):
-        refined = fit_sides(points, quad, reach if step == 0 else 0.03)
+        refined = _fit_sides(points, moments, local, reach if step == 0 else 0.03)
         if refined is None:
             break
-        quad = refined
+        local = refined
+        quad = local + centre
     return quad
 
 
@@ -179,30 +196,79 @@ def fit_sides(points: np.ndarray, quad: np.ndarray, reach: float = 0.03) -> np.n
     """Refit each side of ``quad`` to the outline points near it (within 2 px + ``reach`` x
     the side's length), away from the corners; with a wide reach, the points nearest the
     side's median offset."""
-    d = quad[NEXT] - quad  # (4, 2) side vectors
-    lengths = np.hypot(d[:, 0], d[:, 1])
-    if (lengths < 4).any():
-        return None
-    d = d / lengths[:, None]
-    # Offsets from each side's start, one contiguous (4, P) array per coordinate.
-    rx = points[:, 0][None, :] - quad[:, 0, None]
-    ry = points[:, 1][None, :] - quad[:, 1, None]
-    t = rx * d[:, 0, None] + ry * d[:, 1, None]
-    signed = rx * d[:, 1, None] - ry * d[:, 0, None]
-    lo, hi = 0.15 * lengths[:, None], 0.85 * lengths[:, None]
-    sel = (t > lo) & (t < hi) & (np.abs(signed) < 2.0 + reach * lengths[:, None])
-    lines = []
+    local, moments, centre = _prepare(points)
+    refined = _fit_sides(local, moments, quad - centre, reach)
+    return None if refined is None else refined + centre
+
+
+def _prepare(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points (P, 2) around their mean (float64), their per-point moments (P, 6) for line fits
+    (1, x, y, xx, yy, xy) and the mean."""
+    points = points.astype(np.float64)
+    centre = points.mean(axis=0)
+    local = points - centre
+    x, y = local[:, 0], local[:, 1]
+    return local, np.stack([np.ones_like(x), x, y, x * x, y * y, x * y], axis=1), centre
+
+
+def _fit_sides(
+    points: np.ndarray, moments: np.ndarray, quad: np.ndarray, reach: float
+) -> np.ndarray | None:
+    """:func:`fit_sides` on prepared points (see :func:`_prepare`; quad in the same frame).
+
+    The quad's own arithmetic runs on Python floats (four corners: cheaper than NumPy calls);
+    each side's line is the total least squares fit of its points (as ``cv2.fitLine`` with
+    ``DIST_L2``), all four from one product of the selection with the points' moments.
+    """
+    q = quad.tolist()
+    project = np.empty((2, 8))  # columns: the sides' directions, then their outward normals
+    offset = [0.0] * 8
+    lengths = [0.0] * 4
     for i in range(4):
-        side = sel[i]
-        if np.count_nonzero(side) < 2:
+        (ax, ay), (bx, by) = q[i], q[(i + 1) % 4]
+        length = math.hypot(bx - ax, by - ay)
+        if length < 4:
             return None
-        if reach > 0.05:
-            side = side & (np.abs(signed[i] - np.median(signed[i][side])) < 2.0 + 0.02 * lengths[i])
+        dx, dy = (bx - ax) / length, (by - ay) / length
+        project[0, i], project[1, i], project[0, 4 + i], project[1, 4 + i] = dx, dy, dy, -dx
+        offset[i], offset[4 + i] = ax * dx + ay * dy, ax * dy - ay * dx
+        lengths[i] = length
+    size = np.array(lengths)
+    along = points @ project
+    along -= offset
+    t, signed = along[:, :4], along[:, 4:]
+    sel = (t > 0.15 * size) & (t < 0.85 * size) & (np.abs(signed) < 2.0 + reach * size)
+    if reach > 0.05:
+        for i in range(4):
+            side = sel[:, i]
             if np.count_nonzero(side) < 2:
                 return None
-        vx, vy, x0, y0 = cv2.fitLine(points[side].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01)
-        lines.append((np.array([x0[0], y0[0]]), np.array([vx[0], vy[0]])))
-    corners = line_intersections(lines)
-    if corners is None or np.abs(corners - quad).max() > 0.25 * np.sqrt(quad_area(quad)):
+            off = signed[:, i]
+            sel[:, i] = side & (np.abs(off - np.median(off[side])) < 2.0 + 0.02 * lengths[i])
+    lines = []
+    for n, sx, sy, sxx, syy, sxy in (sel.T.astype(np.float64) @ moments).tolist():
+        if n < 2:
+            return None
+        mx, my = sx / n, sy / n
+        cxx, cyy, cxy = sxx / n - mx * mx, syy / n - my * my, sxy / n - mx * my
+        angle = 0.5 * math.atan2(2.0 * cxy, cxx - cyy)
+        lines.append((mx, my, math.cos(angle), math.sin(angle)))
+    corners = []
+    for i in range(4):  # corner i = side i-1 x side i
+        x1, y1, u1, v1 = lines[i - 1]
+        x2, y2, u2, v2 = lines[i]
+        det = u2 * v1 - u1 * v2
+        if abs(det) < 1e-6:
+            return None
+        s = ((x2 - x1) * -v2 + (y2 - y1) * u2) / det
+        corners.append((x1 + s * u1, y1 + s * v1))
+    area = turn = 0.0
+    for i in range(4):
+        (ax, ay), (bx, by) = q[i], q[(i + 1) % 4]
+        (cx, cy), (ex, ey) = corners[i], corners[(i + 1) % 4]
+        area += ax * by - bx * ay
+        turn += cx * ey - ex * cy
+    limit = 0.25 * math.sqrt(0.5 * abs(area))
+    if any(abs(cx - ax) > limit or abs(cy - ay) > limit for (cx, cy), (ax, ay) in zip(corners, q)):
         return None
-    return clockwise(corners)
+    return np.array(corners if turn > 0 else corners[::-1])  # clockwise
