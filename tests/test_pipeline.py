@@ -120,3 +120,26 @@ def test_table_validates_shapes() -> None:
 def test_bad_frame() -> None:
     with pytest.raises(ValueError, match="uint8"):
         recognise(np.zeros((10, 10, 3), np.float32), InkReader(), detector=box_detector)
+
+
+def test_large_jpeg_is_decoded_reduced_and_reported_in_photo_pixels(tmp_path) -> None:
+    # The shipped rendered sample upscaled to a 12 MP JPEG: decoded at half size, read the same
+    # as at full size, with corners, width and height in the photo's own pixels.
+    import cv2
+
+    from vision.classify import CardClassifier
+    from vision.data import REPO_ROOT
+    from vision.pipeline import process_photo
+
+    sample = cv2.imread(str(REPO_ROOT / "datasets" / "samples" / "table.jpg"))
+    big = cv2.resize(sample, (4000, 3000), interpolation=cv2.INTER_CUBIC)
+    path = tmp_path / "big.jpg"
+    cv2.imwrite(str(path), big, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    classifier = CardClassifier()
+    reduced = process_photo(path, classifier)
+    full = process_photo(path, classifier, reduce=False)
+    assert (reduced.table.width, reduced.table.height) == (4000, 3000)
+    assert reduced.annotated is not None and reduced.annotated.shape[:2] == (1500, 2000)
+    assert [str(c) for c in reduced.table.cards] == [str(c) for c in full.table.cards]
+    assert len(full.table.cards) == 12
+    np.testing.assert_allclose(reduced.table.corners, full.table.corners, atol=4.0)

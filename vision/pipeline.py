@@ -352,9 +352,17 @@ def process_photo(
     *,
     draw: bool = True,
     max_pixels: int | None = None,
+    reduce: bool = True,
     **options: Any,
 ) -> PhotoResult:
     """Load a photo, recognise its table and (optionally) draw the annotated copy.
+
+    A JPEG of 3,200 px or more on its long side is decoded at 1/2 (or less) of its size while
+    its long side stays at least :data:`REDUCED_LONG_SIDE` px (libjpeg's DCT scaling: a 12 MP
+    photo decodes in about half the time; measured on the 116 annotated photos upscaled to 12
+    MP: 1001 cards found against 997 at full size, 346 of 346 cards read the same). Corners,
+    width and height are reported in the photo's own pixels all the same; the annotated copy
+    is drawn on the decoded frame, so it is that much smaller.
 
     Args:
         source: a path, or the encoded bytes of an image (JPEG, PNG, ...).
@@ -362,6 +370,7 @@ def process_photo(
         draw: also draw the annotated copy (:func:`vision.overlay.draw_table`, on the loaded
             frame itself: it is not returned otherwise).
         max_pixels: refuse photos larger than this (default :data:`vision.io.MAX_PIXELS`).
+        reduce: decode large JPEGs reduced (above); False decodes every photo at full size.
         **options: passed to :func:`recognise` (``detector``, ``mixed_decks``, ...).
 
     Returns:
@@ -374,18 +383,54 @@ def process_photo(
     from vision.io import MAX_PIXELS, load_image
 
     t = time.perf_counter()
-    frame = load_image(source, max_pixels=max_pixels or MAX_PIXELS)
+    frame = load_image(
+        source,
+        max_pixels=max_pixels or MAX_PIXELS,
+        min_long_side=REDUCED_LONG_SIDE if reduce else None,
+    )
     load_ms = _ms(t)
-    table = recognise(frame, classifier, **options)
+    table = seen = recognise(frame, classifier, **options)
+    factor = _reduction(source, frame) if reduce else 1
+    if factor > 1:  # frame pixel x covers photo pixels f*x .. f*x + f - 1
+        table = replace(
+            table,
+            corners=(table.corners * factor + 0.5 * (factor - 1)).astype(np.float32),
+            width=table.width * factor,
+            height=table.height * factor,
+        )
     timings = {"load": load_ms, **table.timings_ms}
     annotated = None
     if draw:
         from vision.overlay import draw_table
 
         t = time.perf_counter()
-        annotated = draw_table(frame, table, copy=False)  # the frame is ours: no copy
+        annotated = draw_table(frame, seen, copy=False)  # the frame is ours: no copy
         timings["draw"] = _ms(t)
     return PhotoResult(replace(table, timings_ms=timings), annotated)
+
+
+#: Smallest long side (px) of a JPEG decoded reduced by :func:`process_photo`.
+REDUCED_LONG_SIDE: Final = 1600
+
+
+def _reduction(source: str | Path | bytes, frame: npt.NDArray[np.uint8]) -> int:
+    """The factor (1, 2, 4 or 8) by which ``frame`` was decoded smaller than the photo, from
+    the size its header declares (1 when that cannot be read)."""
+    from vision.io import image_size
+
+    try:
+        if isinstance(source, bytes | bytearray | memoryview):
+            head = bytes(source[: 1 << 18])
+        else:
+            with open(source, "rb") as handle:
+                head = handle.read(1 << 18)
+        size = image_size(head)
+    except (OSError, ValueError):
+        return 1
+    if size is None:
+        return 1
+    ratio = max(size) / max(frame.shape[:2])
+    return int(min((2, 4, 8), key=lambda f: abs(f - ratio))) if ratio > 1.5 else 1
 
 
 def _ms(start: float) -> float:
