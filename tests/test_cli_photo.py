@@ -9,6 +9,7 @@ handling, output formats and exit codes, not the model.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import cv2
@@ -78,8 +79,51 @@ def test_never_overwrites_without_force(tmp_path: Path) -> None:
     assert again.exit_code == 2
     assert "exists; use --force" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
+    assert "4 cards, 1 SET" in again.stdout  # the readings are still reported
     assert (tmp_path / "table.sets.jpg").stat().st_mtime_ns == before
     assert run(str(src), "--force").exit_code == 0
+
+
+def test_no_copy_written_into_a_read_only_folder(tmp_path: Path) -> None:
+    # A dataset folder marked read-only: nothing is written beside its photos by default,
+    # even by a process (root) that could; the readings are reported all the same.
+    folder = tmp_path / "dataset"
+    folder.mkdir()
+    src = photo(folder / "table.jpg")
+    folder.chmod(0o555)
+    try:
+        result = run(str(src))
+        assert result.exit_code == 2
+        assert "read-only folder" in result.stderr
+        assert "4 cards, 1 SET" in result.stdout
+        assert sorted(p.name for p in folder.iterdir()) == ["table.jpg"]
+        out = tmp_path / "out"
+        assert run(str(src), "--out", str(out)).exit_code == 0
+        assert (out / "table.sets.jpg").exists()
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_hard_link_to_an_input_photo_is_not_written_over(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    link = tmp_path / "other.jpg"
+    os.link(src, link)
+    before = src.read_bytes()
+    result = run(str(src), "--out", str(link), "--force")
+    assert result.exit_code == 2
+    assert "is an input photo" in result.stderr
+    assert src.read_bytes() == before
+
+
+def test_a_copy_written_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    from vision.batch import _write_image
+
+    target = tmp_path / "r.jpg"
+    target.write_bytes(b"another run's copy")
+    image = np.zeros((8, 8, 3), np.uint8)
+    assert "written meanwhile" in (_write_image(target, image, exclusive=True) or "")
+    assert target.read_bytes() == b"another run's copy"
+    assert _write_image(target, image) is None
 
 
 def test_json_schema(tmp_path: Path) -> None:
@@ -288,6 +332,10 @@ def test_greyscale_photo_reports_every_colour_uncertain(
     cards = json.loads(result.stdout)["cards"]
     assert len(cards) == 12
     assert all(c["uncertain"] and c["confidence"] < 0.34 for c in cards)
+    assert json.loads(result.stdout)["colourless"] is True
+    text = run(str(path), "--no-image")
+    assert "no colour (greyscale)" in text.stdout
+    assert "rests on uncertain" in text.stdout  # each SET says it is a guess
 
 
 def test_photos_with_the_same_stem_both_get_a_copy(tmp_path: Path) -> None:

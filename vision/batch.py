@@ -101,11 +101,17 @@ class PhotoJob:
         photo: input path.
         output: where to write the annotated copy, or None not to write one.
         keep_image: return the annotated copy in the outcome (``--show``), written or not.
+        overwrite: replace an existing file at ``output`` (``--force``); else the file is
+            created only if it does not exist when written (another run may have made it).
+        refusal: why no copy is written although one was asked for (the photo is read and
+            its readings reported all the same, with this as its error).
     """
 
     photo: Path
     output: Path | None
     keep_image: bool = False
+    overwrite: bool = False
+    refusal: str | None = None
 
     @property
     def draw(self) -> bool:
@@ -160,6 +166,7 @@ def plan_jobs(
             "give a folder instead"
         )
     inputs = {photo.resolve() for photo in photos}
+    input_files = {_file_id(photo) for photo in photos} - {None}
     jobs, refused = [], []
     seen: set[Path] = set()
     for photo in photos:
@@ -168,21 +175,47 @@ def plan_jobs(
             target = _unused_name(target, photo, seen)
         if target is not None:
             seen.add(target.resolve())
-        if target is not None and target.resolve() in inputs:
-            # Never write over a photo being read, not even with --force: it would be lost.
+        if target is not None and (
+            target.resolve() in inputs or (target.exists() and _file_id(target) in input_files)
+        ):
+            # Never write over a photo being read (nor a hard link to one), not even with
+            # --force: it would be lost.
             refused.append(
                 PhotoOutcome(photo, error=f"{target} is an input photo; choose another --out")
             )
             continue
+        refusal = None
         if target is not None and target.exists() and not force:
-            refused.append(
-                PhotoOutcome(
-                    photo, error=f"{target} exists; use --force to overwrite, --out or --no-image"
-                )
+            refusal = f"{target} exists; use --force to overwrite, --out or --no-image"
+        elif target is not None and out is None and _read_only(target.parent):
+            refusal = (
+                f"{target.parent} is a read-only folder: no annotated copy is written beside "
+                "the photo; use --out or --no-image"
             )
+        if refusal is not None:
+            jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue
-        jobs.append(PhotoJob(photo, target, keep_image))
+        jobs.append(PhotoJob(photo, target, keep_image, overwrite=force))
     return jobs, refused
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of an existing file, None if it cannot be read (two names of one file,
+    hard links included, share it)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _read_only(folder: Path) -> bool:
+    """The folder is marked read-only (no write permission for anyone): a dataset or source
+    folder. Checked on the mode bits, since a process running as root may write anyway."""
+    try:
+        return folder.stat().st_mode & 0o222 == 0
+    except OSError:
+        return False
 
 
 def _unused_name(target: Path, photo: Path, seen: set[Path]) -> Path:
@@ -244,16 +277,21 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     result = done.table.to_json(str(job.photo))
     kept = done.annotated if job.keep_image else None
     written = None
+    if job.refusal is not None:
+        return PhotoOutcome(job.photo, result, error=job.refusal, annotated=kept)
     if job.output is not None and done.annotated is not None:
-        problem = _write_image(job.output, done.annotated)
+        problem = _write_image(job.output, done.annotated, exclusive=not job.overwrite)
         if problem:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
     return PhotoOutcome(job.photo, result, written, annotated=kept)
 
 
-def _write_image(path: Path, image: Any) -> str | None:
-    """Encode ``image`` (BGR uint8) for ``path``'s suffix and write it; a message on failure."""
+def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | None:
+    """Encode ``image`` (BGR uint8) for ``path``'s suffix and write it; a message on failure.
+
+    ``exclusive``: create the file only if it does not exist yet (two runs writing the same
+    name at once: the second is refused instead of overwriting the first)."""
     import cv2
 
     params = [cv2.IMWRITE_JPEG_QUALITY, 90] if path.suffix.lower() != ".png" else []
@@ -262,7 +300,14 @@ def _write_image(path: Path, image: Any) -> str | None:
         if not ok:
             return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.tobytes())
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"
+    try:
+        with open(path, "xb" if exclusive else "wb") as handle:
+            handle.write(data.tobytes())
+    except FileExistsError:
+        return f"{path} exists (written meanwhile by another run?); use --force to overwrite"
     except OSError as error:
         reason = error.strerror or str(error)
         return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"

@@ -186,7 +186,15 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         console.print("[bold]no SET on the table: deal 3 more cards[/bold]")
     for k, triple in enumerate(sets, start=1):
         text = " + ".join(f"#{i} {by_id[i]['label']}" for i in triple)
+        doubtful = [f"#{i}" for i in triple if by_id[i].get("uncertain")]
+        if doubtful:  # a SET is only as sure as its least sure card
+            text += f" [yellow](rests on uncertain {', '.join(doubtful)})[/yellow]"
         console.print(f"SET {k}: {text}")
+    if result.get("colourless"):
+        console.print(
+            "[yellow]this photo has no colour (greyscale): no card's colour can be read, "
+            "so every card is uncertain and the SETs are guesses[/yellow]"
+        )
     uncertain = [c for c in cards if c.get("uncertain")]
     if uncertain:
         ids = ", ".join(f"#{c['id']} ({100 * c['confidence']:.0f}%)" for c in uncertain)

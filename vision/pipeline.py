@@ -72,6 +72,7 @@ class Table:
         sets: every SET as sorted triples of card positions (0-based) in ``cards``.
         timings_ms: milliseconds per stage (:data:`STAGES`), for the stages that ran.
         mixed_decks: decoded allowing repeated cards (several decks mixed).
+        colourless: the photo carries no colour (greyscale): no card's colour could be read.
     """
 
     width: int
@@ -88,6 +89,7 @@ class Table:
     sets: tuple[tuple[int, int, int], ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
     mixed_decks: bool = False
+    colourless: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.cards)
@@ -133,7 +135,8 @@ class Table:
 
         Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
         "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial", "row",
-        "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"``.
+        "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"`` and
+        ``"colourless"`` (a greyscale photo: every colour is a guess).
         """
         cards = []
         grid = grid_positions(self.corners)
@@ -163,6 +166,7 @@ class Table:
             "sets": [[i + 1, j + 1, k + 1] for i, j, k in self.sets],
             "timings_ms": {k: round(float(v), 2) for k, v in self.timings_ms.items()},
             "mixed_decks": bool(self.mixed_decks),
+            "colourless": bool(self.colourless),
         }
 
 
@@ -298,7 +302,8 @@ def recognise(
 
     t = time.perf_counter()
     fused = model.copy()
-    if colourless(crops):
+    greyscale = colourless(crops)
+    if greyscale:
         # A greyscale photo (or one with the colour washed out entirely): no ink colour can be
         # read, so every colour is equally likely and each card is reported uncertain.
         fused[:, 1] = 1.0 / 3.0
@@ -330,6 +335,7 @@ def recognise(
         sets=sets,
         timings_ms=timings,
         mixed_decks=mixed_decks,
+        colourless=greyscale,
     )
 
 
