@@ -176,7 +176,8 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
 
 
 def image_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
-    """(width, height) declared by a JPEG, PNG, BMP, GIF or WebP header, without decoding.
+    """(width, height) declared by a JPEG, PNG, BMP, GIF, WebP, TIFF or PNM header, without
+    decoding.
 
     The JPEG size is the stored one (before EXIF orientation). None for other formats or an
     unreadable header.
@@ -194,8 +195,42 @@ def image_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
             return struct.unpack("<HH", head[6:10])
         if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
             return _webp_size(bytes(data[:40]))
-    except struct.error:
+        if head[:4] in (b"II*\x00", b"MM\x00*"):
+            return _tiff_size(data)
+        if len(head) >= 2 and head[0:1] == b"P" and head[1:2] in b"123456":
+            return _pnm_size(bytes(data[:1024]))
+    except (struct.error, ValueError, IndexError):
         return None
+    return None
+
+
+def _tiff_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
+    """(width, height) of a TIFF's first image: tags ImageWidth (256) and ImageLength (257)
+    of its first IFD (TIFF 6.0, section 2)."""
+    order = "<" if bytes(data[:2]) == b"II" else ">"
+    (offset,) = struct.unpack(order + "I", bytes(data[4:8]))
+    (count,) = struct.unpack(order + "H", bytes(data[offset : offset + 2]))
+    size: dict[int, int] = {}
+    for k in range(min(count, 512)):
+        entry = bytes(data[offset + 2 + 12 * k : offset + 14 + 12 * k])
+        tag, kind = struct.unpack(order + "HH", entry[:4])
+        if tag in (256, 257):
+            fmt = order + ("H" if kind == 3 else "I")
+            size[tag] = struct.unpack(fmt, entry[8 : 8 + struct.calcsize(fmt)])[0]
+    if 256 in size and 257 in size:
+        return size[256], size[257]
+    return None
+
+
+def _pnm_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) of a PBM/PGM/PPM header: magic, then width and height as ASCII
+    numbers separated by whitespace, with ``#`` comments allowed."""
+    fields: list[int] = []
+    for line in head[2:].split(b"\n"):
+        for token in line.split(b"#", 1)[0].split():
+            fields.append(int(token))
+            if len(fields) == 2:
+                return fields[0], fields[1]
     return None
 
 
