@@ -9,7 +9,7 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import NEXT, clockwise, corner_score, quad_area
+from vision.detect.geometry import NEXT, corner_score
 from vision.detect.masks import KERNEL3
 
 __all__ = [
@@ -99,8 +99,8 @@ def _candidate(
     approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
     if approx is None or approx.size != 8:
         return None, area, hull
-    quad = clockwise(approx.reshape(4, 2).astype(np.float64))
-    fill = area / max(float(quad_area(quad)), 1e-9)
+    quad, quad_size = _clockwise(approx.reshape(4, 2).astype(np.float64))
+    fill = area / max(quad_size, 1e-9)
     if fill < 0.8:
         return None, area, hull
     cut = False
@@ -122,7 +122,7 @@ def outline_candidates(
     """
     h, w = edges.shape
     out = []
-    near = cv2.dilate(edges, KERNEL3) > 0
+    near = None  # the edges dilated by 3 x 3: made when a quad first needs it
     contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     min_perimeter = 3.0 * np.sqrt(min_area)
     for contour in contours:
@@ -146,7 +146,7 @@ def outline_candidates(
         approx = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
         if approx is None or approx.size != 8:
             continue
-        quad = clockwise(approx.reshape(4, 2).astype(np.float64))
+        quad = _clockwise(approx.reshape(4, 2).astype(np.float64))[0]
         perimeter = float(np.linalg.norm(quad - quad[NEXT], axis=1).sum())
         chain = len(contour) / 2.0  # the outer contour of a thin chain runs along it twice
         if chain < 0.6 * perimeter or chain > 3.0 * perimeter:
@@ -156,7 +156,7 @@ def outline_candidates(
         fitted = fit_outline(contour, quad)
         if _bent(fitted):
             # The hull's four-sided fit can be bent by a speck; start from the bounding box.
-            box = clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
+            box = _clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))[0]
             fitted = fit_outline(contour, box, reach=0.12)
             if _bent(fitted):
                 continue
@@ -166,11 +166,26 @@ def outline_candidates(
         rim = (quad[:, None, :] + t[None, :, None] * (quad[NEXT] - quad)[:, None, :]).reshape(-1, 2)
         xi = np.clip(np.rint(rim[:, 0]).astype(int), 0, w - 1)
         yi = np.clip(np.rint(rim[:, 1]).astype(int), 0, h - 1)
+        if near is None:
+            near = cv2.dilate(edges, KERNEL3) > 0
         coverage = float(np.count_nonzero(near[yi, xi]) / len(rim))
         if coverage < 0.6:
             continue
         out.append((quad, 0.95, False, hull))
     return out
+
+
+def _clockwise(quad: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`~vision.detect.geometry.clockwise` and :func:`~vision.detect.geometry.quad_area`
+    of one quad (4, 2) on Python floats (the same sums in the same order; NumPy calls on four
+    corners cost more than the arithmetic)."""
+    (ax, ay), (bx, by), (cx, cy), (dx, dy) = quad.tolist()
+    signed = (ax * by - bx * ay) + (bx * cy - cx * by) + (cx * dy - dx * cy) + (dx * ay - ax * dy)
+    if signed > 0:
+        return quad, 0.5 * signed
+    # The area summed along the reversed corners, as quad_area of the reversed quad does.
+    signed = (dx * cy - cx * dy) + (cx * by - bx * cy) + (bx * ay - ax * by) + (ax * dy - dx * ay)
+    return quad[::-1].copy(), 0.5 * abs(signed)
 
 
 def _bent(quad: np.ndarray) -> bool:
