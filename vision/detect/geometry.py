@@ -102,16 +102,23 @@ def rect_ratio(
         w = np.linalg.norm(q[:, 1] - q[:, 0], axis=1) + np.linalg.norm(q[:, 2] - q[:, 3], axis=1)
         h = np.linalg.norm(q[:, 2] - q[:, 1], axis=1) + np.linalg.norm(q[:, 3] - q[:, 0], axis=1)
         return w / np.maximum(h, 1e-9)
-    p = q - centre
-    ones = np.ones(p.shape[:2] + (1,))
-    m = np.concatenate([p / focal, ones], axis=2)  # normalised camera coordinates
-    m1, m2, m4, m3 = m[:, 0], m[:, 1], m[:, 2], m[:, 3]  # paper numbering: m4 is BR
-    c14 = np.cross(m1, m4)
-    k2 = np.einsum("ij,ij->i", c14, m3) / _nz(np.einsum("ij,ij->i", np.cross(m2, m4), m3))
-    k3 = np.einsum("ij,ij->i", c14, m2) / _nz(np.einsum("ij,ij->i", np.cross(m3, m4), m2))
-    n2 = k2[:, None] * m2 - m1
-    n3 = k3[:, None] * m3 - m1
-    return np.sqrt((n2**2).sum(axis=1) / np.maximum((n3**2).sum(axis=1), 1e-18))
+    p = (q - centre) / focal  # normalised camera coordinates (x, y, 1)
+    x1, x2, x4, x3 = p[..., 0].T  # paper numbering: m4 is BR
+    y1, y2, y4, y3 = p[..., 1].T
+    # Cross and dot products of (x, y, 1) vectors written out (np.cross and einsum on (N, 3)
+    # arrays cost ~3x as much for these few quads).
+    c14 = (y1 - y4, x4 - x1, x1 * y4 - x4 * y1)
+    c24 = (y2 - y4, x4 - x2, x2 * y4 - x4 * y2)
+    c34 = (y3 - y4, x4 - x3, x3 * y4 - x4 * y3)
+
+    def dot(c: tuple, xa: np.ndarray, ya: np.ndarray) -> np.ndarray:
+        return c[0] * xa + c[1] * ya + c[2]
+
+    k2 = dot(c14, x3, y3) / _nz(dot(c24, x3, y3))
+    k3 = dot(c14, x2, y2) / _nz(dot(c34, x2, y2))
+    n2 = (k2 * x2 - x1) ** 2 + (k2 * y2 - y1) ** 2 + (k2 - 1.0) ** 2
+    n3 = (k3 * x3 - x1) ** 2 + (k3 * y3 - y1) ** 2 + (k3 - 1.0) ** 2
+    return np.sqrt(n2 / np.maximum(n3, 1e-18))
 
 
 def _nz(x: np.ndarray) -> np.ndarray:
