@@ -194,3 +194,18 @@ def test_size_guard_reads_tiff_and_pnm_headers(tmp_path, ext) -> None:
     with pytest.raises(SetVisionError, match="more than the"):
         load_image(path, max_pixels=900 * 600 - 1)
     assert load_image(path).shape[:2] == (600, 900)
+
+
+def test_damaged_jpeg_is_refused_without_library_noise(tmp_path, capfd) -> None:
+    # Garbage in the middle of the data: libjpeg fills in grey blocks and prints "Corrupt JPEG
+    # data" to stderr. One clear error instead, and nothing from the library reaches the user.
+    from vision.data import REPO_ROOT
+
+    data = bytearray((REPO_ROOT / "datasets" / "samples" / "table.jpg").read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 2000] = b"\xff\xd9" * 1000
+    path = tmp_path / "damaged.jpg"
+    path.write_bytes(bytes(data))
+    with pytest.raises(SetVisionError, match="is damaged"):
+        load_image(path)
+    assert capfd.readouterr().err == ""

@@ -19,8 +19,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -108,12 +112,22 @@ def load_image(
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
     buffer = np.frombuffer(data, dtype=np.uint8)
     try:
-        if _has_alpha(data):
-            frame = _decode_alpha(buffer)
-        else:
-            frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
+        with _decoder_messages() as messages:
+            if _has_alpha(data):
+                frame = _decode_alpha(buffer)
+            else:
+                frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
     except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
         raise SetVisionError(f"{name} could not be decoded: {str(exc).strip()}") from exc
+    damage = [
+        line
+        for line in messages
+        if any(word in line for word in _DAMAGE_WORDS) and "extraneous bytes" not in line
+    ]
+    if frame is not None and damage:
+        # The decoder filled in what it could not read (grey blocks): readings would be
+        # made up for part of the photo.
+        raise SetVisionError(f"{name} is damaged ({damage[0]}); it cannot be read reliably")
     if frame is None:
         what = "is truncated or corrupt" if size is not None else "is not an image OpenCV can read"
         raise SetVisionError(
@@ -122,6 +136,37 @@ def load_image(
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     return np.ascontiguousarray(frame)
+
+
+#: Decoder messages that mean the image data is damaged (parts of the picture made up), as
+#: libjpeg, libpng and libtiff word them; other messages (e.g. libjpeg's "Invalid SOS
+#: parameters" or "Corrupt JPEG data: N extraneous bytes before marker", common on cameras'
+#: valid files) are dropped.
+_DAMAGE_WORDS: Final = ("Corrupt JPEG data", "premature end", "CRC error", "TIFFReadEncoded",
+                        "TIFFFillStrip", "TIFFFillTile", "Read error")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _decoder_messages() -> Iterator[list[str]]:
+    """Collect what the C image libraries print to standard error (file descriptor 2) while
+    decoding, instead of letting it reach the user; yields the list, filled on exit."""
+    lines: list[str] = []
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real stderr (embedded): nothing to collect
+        yield lines
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read(1 << 16).decode("utf-8", "replace")
+            lines += [" ".join(line.split()) for line in text.splitlines() if line.strip()]
 
 
 _REDUCED: Final = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
