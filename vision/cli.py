@@ -21,7 +21,7 @@ from vision.rules import find_sets
 
 app = typer.Typer(
     name="setvision",
-    help="Find SET cards in photos and video, read them, list every SET, referee a game.",
+    help="Find SET cards in photos, read them and list every SET; check and simulate SETs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -73,7 +73,7 @@ def main(
         ),
     ] = False,
 ) -> None:
-    """Find SET cards in photos and video, read them, list every SET, referee a game."""
+    """Find SET cards in photos, read them and list every SET; check and simulate SETs."""
 
 
 @app.command("sets")

@@ -151,8 +151,11 @@ def draw_table(
         if table.duplicates[i]:
             lines.append("duplicate")
             colour = (160, 0, 160)
-        centre = quad.mean(axis=0)
-        _text_box(out, lines, (float(centre[0]), float(centre[1])), scale, thick, colour)
+        # In the card's top margin (corners are TL, TR, BR, BL in portrait), not over its
+        # middle, where it hid the symbol of a one-symbol card.
+        top, bottom = quad[:2].mean(axis=0), quad[2:].mean(axis=0)
+        anchor = top + 0.14 * (bottom - top)
+        _text_box(out, lines, (float(anchor[0]), float(anchor[1])), scale, thick, colour)
 
     _legend(out, table, palette, unit)
     return out
