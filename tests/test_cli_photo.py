@@ -395,3 +395,11 @@ def test_recursive_folders(tmp_path: Path) -> None:
     nothing = run(str(empty), "-r")
     assert nothing.exit_code == 2 and "or its subfolders" in nothing.stderr
     assert "use --recursive" not in nothing.stderr
+
+
+def test_out_with_no_image_warns(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), "--no-image", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0
+    assert "--out is ignored with --no-image" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -81,6 +81,9 @@ def photo_command(
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import list_photos, plan_jobs, process_photos
 
+    if no_image and out is not None:
+        typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
+                   err=True)  # fmt: skip
     photos = list_photos(paths, recursive=recursive)
     show = show and _can_show(no_image)
     planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
