@@ -77,6 +77,18 @@ def score_candidates(
         aspect_score(quads, focal, centre),
     )
     pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
+    # A card cut by the frame is cut by a few pixels along one or two edges; a region running
+    # out of three or four of them is the surface (a white sill seen in a close-up: omega697
+    # card_2_purple_solid_diamond), whatever its shape.
+    h, w = small.shape[:2]
+    x, y = quads[..., 0], quads[..., 1]
+    sides = (
+        (x.min(axis=1) <= 2).astype(int)
+        + (y.min(axis=1) <= 2)
+        + (x.max(axis=1) >= w - 3)
+        + (y.max(axis=1) >= h - 3)
+    )
+    pre = np.where(cut & (sides >= 3), 0.0, pre)
     order = dedupe(quads, pre)
     quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
     outlines = [cands[i][3] for i in order]
