@@ -304,6 +304,11 @@ def _ratio_interval(sums: list[int], games: int, z: float) -> tuple[float, float
     r = sx / sn
     if games < 2:
         return r, math.nan, math.nan
+    if sx == 0 or sx == sn:
+        # No spread to estimate a variance from (no event, or only events): a zero-width
+        # interval would claim certainty. Wilson over the tables, as if independent, instead.
+        lo, hi = wilson(sx, sn, z)
+        return r, lo, hi
     nbar = sn / games
     var = (sxx - 2 * r * sxn + r * r * snn) / (games * (games - 1) * nbar * nbar)
     half = z * math.sqrt(max(var, 0.0))
