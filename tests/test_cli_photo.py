@@ -403,3 +403,11 @@ def test_out_with_no_image_warns(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "--out is ignored with --no-image" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_photo_named_twice_is_read_once(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), str(tmp_path), str(src))
+    assert result.exit_code == 0
+    assert result.stdout.count("4 cards, 1 SET") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg", "table.sets.jpg"]

@@ -36,7 +36,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
     """Expand folders into their photos (:func:`vision.io.list_images`); keep files as given.
 
     Annotated copies (``*.sets.jpg``) inside folders are skipped so that running twice on a
-    folder does not read its own output.
+    folder does not read its own output; a photo named more than once is listed once.
 
     Args:
         paths: photos and folders.
@@ -70,7 +70,11 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
             out.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    return out
+    # A photo named twice (or once directly and once in its folder) is read once.
+    unique: dict[Path, Path] = {}
+    for photo in out:
+        unique.setdefault(photo.resolve(), photo)
+    return list(unique.values())
 
 
 def annotated_path(photo: Path, out: Path | None, many: bool) -> Path:
