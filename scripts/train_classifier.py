@@ -1,6 +1,6 @@
 """Train the card classifier (four heads: count, colour, shape, fill) and export it to ONNX.
 
-One command, seeded, CPU only (PyTorch, the ``train`` extra)::
+One command, seeded, on CPU (PyTorch, the ``train`` extra; ``--device cuda`` for a GPU)::
 
     nice .venv/bin/python scripts/train_classifier.py
 
@@ -8,9 +8,13 @@ Data: the shared single-card crops (``../shared/datasets/crops.csv``), each brou
 classifier's input space exactly as at run time by :func:`vision.classify.crop_single_card`
 (cut out of any background, turned portrait, warped to 160 x 250, white-balanced), cached as a
 ``.npy`` under ``$SETVISION_CACHE`` (default ``/tmp/setvision-cache``); plus rendered cards from
-:mod:`vision.render` when that module exists. A fixed stratified hold-out of 1,000 real crops
+:mod:`vision.render` when that module exists; plus every attribute-labelled whole card of the
+project's table annotations (``datasets/detection/*.json``, 1,040 cards from 11 sources), cut
+from its photo with :func:`vision.warp.warp_cards` at the annotated corners (the run-time input),
+cached as an ``.npz``. A fixed stratified hold-out of 1,000 real crops
 (``models/card_classifier_holdout.txt``) is never trained on; ``--exclude-source`` leaves a
-whole source out (for leave-one-source-out evaluation, see ``scripts/eval_classifier.py``).
+whole source out (its crops and its table photos) and ``--fold`` a group of table sources
+(``TABLE_FOLDS``), for the cross-validation of ``scripts/eval_classifier.py``.
 
 Noisy labels (omega697 ``noisy`` rows): label smoothing everywhere, half weight for noisy rows,
 and after ``--filter-at`` of the schedule the noisy rows whose label the model strongly
