@@ -8,9 +8,15 @@ Two evaluations:
 
 * ``holdout``: the shipped model on the fixed stratified 1,000-crop hold-out
   (``models/card_classifier_holdout.txt``), per source;
-* ``loso`` (leave-one-source-out): for each real source, a model trained without it (same
-  recipe, ``--loso-steps`` steps; trained on demand into ``$SETVISION_CACHE/loso``) tested on
-  every crop of that source (omega697 split into verified and noisy labels).
+* ``loso`` (leave-one-source-out): for each crop source, a model trained without it (its crops
+  and its table photos; same recipe, ``--loso-steps`` steps; trained on demand into
+  ``$SETVISION_CACHE/cv``) tested on every crop of that source (omega697 split into verified
+  and noisy labels) and on the annotated cards of its table photos;
+* ``folds``: cross-validation over the annotated table photos (``datasets/detection``): for each
+  fold of ``train_classifier.TABLE_FOLDS``, a model trained without those sources tested on
+  their cards, cut from the annotated corners as at run time. Together with ``loso`` every
+  annotated table source is read by a model that never saw it (``scripts/evaluate.py --cv``
+  runs the same models end to end, detector included).
 
 Usage::
 
@@ -100,20 +106,50 @@ def evaluate_holdout(model_path: Path | None, data: dict) -> dict:
     return out
 
 
-def evaluate_loso(data: dict, steps: int, seed: int, threads: int) -> dict:
+def cv_folder(steps: int, seed: int) -> Path:
+    """Where the cross-validation models of the current recipe live (trained on demand)."""
+    return tc.cache_dir() / "cv" / f"{tc.RECIPE}-{steps}-{seed}"
+
+
+def cv_model(left_out: str, steps: int, seed: int, threads: int, train: bool = True) -> Path:
+    """The model trained without ``left_out`` (a crop source, which also drops that source's
+    table photos, or a table fold of ``tc.TABLE_FOLDS``); trained now when missing."""
+    path = cv_folder(steps, seed) / f"without-{left_out}.onnx"
+    if not path.exists():
+        if not train:
+            raise FileNotFoundError(f"{path} (run scripts/eval_classifier.py first)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flag = (
+            ["--fold", left_out] if left_out in tc.TABLE_FOLDS else ["--exclude-source", left_out]
+        )
+        print(f"training a model without {left_out} ({steps} steps) -> {path}", flush=True)
+        t0 = time.time()
+        tc.main(
+            flag + ["--steps", str(steps), "--seed", str(seed)]
+            + ["--threads", str(threads), "--out", str(path)]
+        )  # fmt: skip
+        print(f"  trained in {time.time() - t0:.0f}s", flush=True)
+    return path
+
+
+def cv_models(steps: int, seed: int, threads: int = 2, train: bool = True) -> dict[str, Path]:
+    """For every annotated table source, the cross-validation model that never saw it: the
+    table folds' models, and the leave-one-source-out models for tomwhite and omega697."""
+    out: dict[str, Path] = {}
+    for fold, sources in tc.TABLE_FOLDS.items():
+        for source in sources:
+            out[source] = cv_model(fold, steps, seed, threads, train)
+    for source in ("tomwhite", "omega697"):
+        out[source] = cv_model(source, steps, seed, threads, train)
+    return out
+
+
+def evaluate_loso(data: dict, tables: dict, steps: int, seed: int, threads: int) -> dict:
+    """Each crop source left out (its crops and its table photos): every crop of it, and the
+    annotated cards of its table photos, read by the model trained without it."""
     out = {}
-    folder = tc.cache_dir() / "loso"
-    folder.mkdir(parents=True, exist_ok=True)
     for s, name in enumerate(tc.SOURCES):
-        path = folder / f"without-{name}-{steps}-{seed}.onnx"
-        if not path.exists():
-            print(f"training a model without {name} ({steps} steps) -> {path}", flush=True)
-            t0 = time.time()
-            tc.main(
-                ["--exclude-source", name, "--steps", str(steps), "--seed", str(seed)]
-                + ["--threads", str(threads), "--out", str(path)]
-            )
-            print(f"  trained in {time.time() - t0:.0f}s", flush=True)
+        path = cv_model(name, steps, seed, threads)
         model = CardClassifier(path)
         idx = np.flatnonzero(data["source"] == s)
         pred = predict(model, data["crops"][idx])
@@ -124,15 +160,50 @@ def evaluate_loso(data: dict, steps: int, seed: int, threads: int) -> dict:
             for kind, noisy in (("verified", False), ("noisy", True)):
                 sub = data["noisy"][idx] == noisy
                 res[kind] = report(f"LOSO {name} ({kind})", pred[sub], truth[sub])
+        rows = np.flatnonzero(tables["source"] == name)
+        if len(rows):
+            res["tables"] = report(
+                f"LOSO {name} (table photos)",
+                predict(model, tables["crops"][rows]),
+                tables["labels"][rows],
+            )
         out[name] = res
+    return out
+
+
+def evaluate_folds(tables: dict, steps: int, seed: int, threads: int) -> dict:
+    """Cross-validation by table source: each fold's sources (crops and photos) left out of
+    training, their annotated cards (cut from the annotated corners) read by that fold's model.
+    ``pooled`` is every fold's left-out cards together: each read by a model that never saw
+    its source."""
+    out: dict[str, dict] = {}
+    preds, truths = [], []
+    for fold, sources in tc.TABLE_FOLDS.items():
+        path = cv_model(fold, steps, seed, threads)
+        model = CardClassifier(path)
+        rows = np.flatnonzero(np.isin(tables["source"], sources))
+        pred = predict(model, tables["crops"][rows])
+        truth = tables["labels"][rows]
+        preds.append(pred)
+        truths.append(truth)
+        meta = json.loads(path.with_suffix(".json").read_text())
+        res = {
+            "model": meta["training"],
+            "all": report(f"{fold} ({', '.join(sources)})", pred, truth),
+        }
+        for source in sources:
+            sub = tables["source"][rows] == source
+            res[source] = report(f"  {fold} {source}", pred[sub], truth[sub])
+        out[fold] = res
+    out["pooled"] = report("folds pooled", np.concatenate(preds), np.concatenate(truths))
     return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=None, help="default: the shipped model")
-    parser.add_argument("--only", choices=["holdout", "loso"], default=None)
-    parser.add_argument("--loso-steps", type=int, default=700)
+    parser.add_argument("--only", choices=["holdout", "loso", "folds"], default=None)
+    parser.add_argument("--loso-steps", type=int, default=700, help="steps of the CV models")
     parser.add_argument("--threads", type=int, default=2, help="torch threads for LOSO training")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true", help="do not update the results JSON")
@@ -144,9 +215,15 @@ def main(argv: list[str] | None = None) -> None:
         model = CardClassifier(args.model)
         results["holdout"] = evaluate_holdout(args.model, data)
         results["holdout_model_sha256"] = model.info.meta["sha256"]
+    tables = tc.load_tables()
     if args.only in (None, "loso"):
-        results["loso"] = evaluate_loso(data, args.loso_steps, args.seed, args.threads)
+        results["loso"] = evaluate_loso(data, tables, args.loso_steps, args.seed, args.threads)
         results["loso_steps"] = args.loso_steps
+        results["cv_recipe"] = tc.RECIPE
+    if args.only in (None, "folds"):
+        results["folds"] = evaluate_folds(tables, args.loso_steps, args.seed, args.threads)
+        results["loso_steps"] = args.loso_steps
+        results["cv_recipe"] = tc.RECIPE
     if not args.no_write:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         print(f"wrote {RESULTS}")

@@ -19,12 +19,19 @@ Cards annotated ``partial`` (cut by the frame edge or mostly covered) are not in
 detection lying half or more inside one is dropped before scoring (as in the detection
 evaluation): finding and reading such a card is neither a misread nor an extra card.
 
+``unseen`` pools the photos read by a model that never trained on their source (its crops or
+its table photos). The shipped model trains on every source, so for it that pool is empty: use
+``--cv``, which reads each photo with the cross-validation model trained without its source (the
+table folds and leave-one-source-out models of ``scripts/eval_classifier.py``), to measure new
+tables, cameras and decks.
+
 Each figure is also given for the ablations that the saved probabilities allow: the model alone
 (argmax per attribute), + table-level colour, + deck decoding, and the full pipeline.
 
 Usage::
 
     nice .venv/bin/python scripts/evaluate.py [--source tomwhite] [--json out.json] [-v]
+    nice .venv/bin/python scripts/evaluate.py --cv     # every photo by a model that never saw it
 """
 
 from __future__ import annotations
@@ -188,7 +195,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=None, help="classifier .onnx (default: packaged)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many photos")
     parser.add_argument("--no-annotations", action="store_true", help="shared labels only")
+    parser.add_argument(
+        "--cv", action="store_true",
+        help="read each photo with the cross-validation model that never saw its source "
+        "(the folds and leave-one-source-out models that scripts/eval_classifier.py trains)",
+    )  # fmt: skip
+    parser.add_argument("--cv-steps", type=int, default=700, help="steps of the CV models")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--record", action="store_true",
+        help="with --cv: store the figures in models/card_classifier_eval.json (end_to_end_cv)",
+    )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="list every misread card")
     args = parser.parse_args(argv)
 
@@ -203,20 +220,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         truths = truths[: args.limit]
     classifier = CardClassifier(args.model)
-    # Photos from sources whose crops trained the model are not a test of generalisation:
-    # "unseen" pools the others.
-    trained_on = set(classifier.info.meta.get("training", {}).get("real_sources", []))
+    cv: dict[str, CardClassifier] = {}
+    if args.cv:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from eval_classifier import cv_models
+
+        paths = cv_models(args.cv_steps, 0, train=False)
+        cv = {source: CardClassifier(path) for source, path in paths.items()}
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     wrong_tables: list[str] = []
     times: list[float] = []
     for k, truth in enumerate(truths, 1):
         start = time.perf_counter()
-        table = process_photo(root / truth.path, classifier, draw=False).table
+        model = cv.get(truth.source, classifier)
+        table = process_photo(root / truth.path, model, draw=False).table
         times.append((time.perf_counter() - start) * 1000)
         keep = outside_partial(table.corners, truth.partial)
         for name, pred in variants(table).items():
             pred = [pred[i] for i in keep]
-            groups = (truth.source, "all") + (() if truth.source in trained_on else ("unseen",))
+            groups = (truth.source, "all") + (() if trained_on(model, truth) else ("unseen",))
             for source in groups:
                 right = tallies[(source, name)].add(pred, truth.cards)
             if name == "full" and not right:
@@ -253,7 +275,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(wrong_tables)} tables not fully right (use -v for details)")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
+    if args.record and args.cv:
+        from eval_classifier import RESULTS
+        from train_classifier import RECIPE
+
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        results["end_to_end_cv"] = {
+            "recipe": RECIPE,
+            "steps": args.cv_steps,
+            "sources": sorted(s for s in report if s not in pooled),
+            "figures": report,
+        }
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        print(f"wrote {RESULTS}")
     return 0
+
+
+def trained_on(classifier, truth: Truth) -> bool:  # noqa: ANN001 - CardClassifier
+    """Did the classifier train on this photo's source (its crops or its table photos)?
+    Photos of the other sources ("unseen") are the test of generalisation."""
+    training = classifier.info.meta.get("training", {})
+    seen = set(training.get("real_sources", [])) | set(training.get("table_sources", []))
+    return truth.source in seen
 
 
 def _explain(truth: Truth, pred: list[Card], table, keep: list[int]) -> None:  # noqa: ANN001

@@ -1,6 +1,6 @@
 """Train the card classifier (four heads: count, colour, shape, fill) and export it to ONNX.
 
-One command, seeded, CPU only (PyTorch, the ``train`` extra)::
+One command, seeded, on CPU (PyTorch, the ``train`` extra; ``--device cuda`` for a GPU)::
 
     nice .venv/bin/python scripts/train_classifier.py
 
@@ -8,9 +8,13 @@ Data: the shared single-card crops (``../shared/datasets/crops.csv``), each brou
 classifier's input space exactly as at run time by :func:`vision.classify.crop_single_card`
 (cut out of any background, turned portrait, warped to 160 x 250, white-balanced), cached as a
 ``.npy`` under ``$SETVISION_CACHE`` (default ``/tmp/setvision-cache``); plus rendered cards from
-:mod:`vision.render` when that module exists. A fixed stratified hold-out of 1,000 real crops
+:mod:`vision.render` when that module exists; plus every attribute-labelled whole card of the
+project's table annotations (``datasets/detection/*.json``, 1,040 cards from 11 sources), cut
+from its photo with :func:`vision.warp.warp_cards` at the annotated corners (the run-time input),
+cached as an ``.npz``. A fixed stratified hold-out of 1,000 real crops
 (``models/card_classifier_holdout.txt``) is never trained on; ``--exclude-source`` leaves a
-whole source out (for leave-one-source-out evaluation, see ``scripts/eval_classifier.py``).
+whole source out (its crops and its table photos) and ``--fold`` a group of table sources
+(``TABLE_FOLDS``), for the cross-validation of ``scripts/eval_classifier.py``.
 
 Noisy labels (omega697 ``noisy`` rows): label smoothing everywhere, half weight for noisy rows,
 and after ``--filter-at`` of the schedule the noisy rows whose label the model strongly
@@ -42,12 +46,39 @@ from vision.data import shared_datasets  # noqa: E402
 from vision.warp import paper_mask, white_balance  # noqa: E402
 
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
+#: Names the training recipe (data mix and augmentation): cached cross-validation models of one
+#: recipe are never reused for another. Change it whenever the recipe changes.
+RECIPE = "v5-tables-shadows"
+#: Probability of a hard cast shadow / a glare spot per augmented crop.
+SHADOW_P = 0.25
+GLARE_P = 0.1
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
 HOLDOUT_FILE = REPO / "models" / "card_classifier_holdout.txt"
 HOLDOUT_PER_SOURCE = {"tomwhite": 540, "kaggle-set-cards": 300, "omega697": 160}
+#: The attribute-labelled cards of the project's table annotations (datasets/detection), cut
+#: with vision.warp.warp_cards from the annotated corners: exactly the run-time input.
+ANNOTATIONS = REPO / "datasets" / "detection"
+#: Source folds for honest cross-validation on the table photos: each fold's sources are left
+#: out together (crops and table photos), balanced by card count (about 290 cards each).
+#: tomwhite and omega697 table photos share decks and cameras with their crop sources, so they
+#: are no fold of their own: leave-one-source-out of the crop sources covers them.
+TABLE_FOLDS = {
+    "fold-a": ("pclewis", "ivankeller", "maormagori"),
+    "fold-b": ("gractang", "koff", "jtclark2"),
+    "fold-c": ("rotemabend", "nakkstar123", "piratefsh"),
+}
+ALL_SOURCES = SOURCES + tuple(s for fold in TABLE_FOLDS.values() for s in fold)
 LABELS = {name: [str(v.value) for v in kind] for name, kind in ATTRIBUTES}
+#: Share of each training batch drawn from each pool (renormalised over the pools present).
+SHARES = {
+    "tomwhite": 0.35,
+    "kaggle-set-cards": 0.18,
+    "omega697": 0.17,
+    "tables": 0.18,
+    "render": 0.12,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,6 +128,58 @@ def load_real(verbose: bool = True) -> dict[str, np.ndarray]:
     data = {k: meta[k] for k in meta.files}
     data["crops"] = np.load(f"{base}.npy", mmap_mode="r")
     return data
+
+
+def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
+    """Every whole annotated card with all four attributes, warped from its photo with the
+    annotated corners (vision.warp.warp_cards, white-balanced), cached: crops (N,250,160,3)
+    uint8 BGR, labels (N,4), source (N,) str (the table source), paths (N,) str (photo)."""
+    from vision.evaluation import load_annotations
+    from vision.io import load_image
+    from vision.warp import warp_cards
+
+    root = shared_datasets()
+    assert root is not None
+    photos = load_annotations(ANNOTATIONS, reviewed_only=True)
+    rows = [
+        (photo, card)
+        for photo in photos
+        for card in photo.cards
+        if not card.partial and all(a in card.attributes for a in LABELS)
+    ]
+    key = "".join(
+        f"{p.path}{c.corners.round(1).tolist()}{sorted(c.attributes.items())}" for p, c in rows
+    )
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    path = cache_dir() / f"table-crops-{digest}.npz"
+    if not path.exists():
+        t0 = time.time()
+        crops, labels, source, paths = [], [], [], []
+        for photo in photos:
+            cards = [c for p, c in rows if p is photo]
+            if not cards:
+                continue
+            frame = load_image(root / photo.path)
+            corners = np.array([c.corners for c in cards], np.float32)
+            crops.append(warp_cards(frame, corners))
+            for c in cards:
+                labels.append([LABELS[a].index(str(c.attributes[a])) for a in LABELS])
+                source.append(photo.source)
+                paths.append(photo.path)
+        np.savez(
+            path, crops=np.concatenate(crops), labels=np.array(labels, np.int64),
+            source=np.array(source), paths=np.array(paths),
+        )  # fmt: skip
+        if verbose:
+            print(f"  table crops: {len(labels)} in {time.time() - t0:.0f}s", flush=True)
+    got = np.load(path)
+    return {k: got[k] for k in got.files}
+
+
+def _annotated_photos():
+    from vision.evaluation import load_annotations
+
+    return load_annotations(ANNOTATIONS, reviewed_only=True)
 
 
 def holdout_paths(data: dict[str, np.ndarray]) -> set[str]:
@@ -157,6 +240,21 @@ def hue_rotation(degrees: float) -> np.ndarray:
     return np.cos(a) * np.eye(3) + np.sin(a) * cross + (1 - np.cos(a)) * np.outer(k, k)
 
 
+def cast_shadow(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
+    """(h, w) float32 light factor: 1 in the light, ``depth`` in a shadow bounded by a random
+    line (sometimes two: a finger), its edge blurred by a few pixels (a soft penumbra)."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    theta = rng.uniform(0, 2 * np.pi)
+    d = np.cos(theta) * (xx - w / 2) + np.sin(theta) * (yy - h / 2)
+    edge = rng.uniform(-0.35, 0.35) * h
+    soft = rng.uniform(0.5, 4.0)
+    inside = 1 / (1 + np.exp(np.clip((d - edge) / soft, -30, 30)))
+    if rng.random() < 0.3:  # a band (finger, pen) rather than a half-plane
+        inside *= 1 / (1 + np.exp(np.clip((edge - rng.uniform(0.1, 0.3) * h - d) / soft, -30, 30)))
+    depth = rng.uniform(0.3, 0.8)
+    return (1 - (1 - depth) * inside).astype(np.float32)
+
+
 def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One random camera/detector variation of a (250,160,3) uint8 BGR crop, returned at the
     model input size (INPUT_H, INPUT_W) and re-white-balanced as at run time.
@@ -212,6 +310,14 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         theta = rng.uniform(0, 2 * np.pi)
         ramp = (np.cos(theta) * (xx / w - 0.5) + np.sin(theta) * (yy / h - 0.5)) * 2
         f = f * (1 + rng.uniform(-0.35, 0.35) * ramp)[..., None]
+    if rng.random() < SHADOW_P:  # a hard-edged cast shadow (a hand, a phone) over part of the card
+        f = f * cast_shadow(h, w, rng)[..., None]
+    if rng.random() < GLARE_P:  # a specular spot washing the ink out towards white
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+        r = rng.uniform(0.15, 0.5) * w
+        spot = np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * r * r)) * rng.uniform(0.3, 0.85)
+        f = f + (f.max() - f) * spot[..., None]
     f = f * rng.uniform(0.6, 1.3, 3).astype(np.float32) * rng.uniform(0.4, 1.5)  # cast, exposure
     img = np.clip(f * 255, 0, 255).astype(np.uint8)
     if rng.random() < 0.3:
@@ -295,10 +401,12 @@ def predict_logits(model, small: np.ndarray, batch: int = 256) -> np.ndarray:
     import torch
 
     model.eval()
+    device = next(model.parameters()).device
     out = []
     with torch.no_grad():
         for i in range(0, len(small), batch):
-            out.append(model(torch.from_numpy(to_tensor_batch(small[i : i + batch]))).numpy())
+            x = torch.from_numpy(to_tensor_batch(small[i : i + batch])).to(device)
+            out.append(model(x).cpu().numpy())
     model.train()
     return np.concatenate(out) if out else np.zeros((0, 12), np.float32)
 
@@ -380,23 +488,36 @@ def train(args: argparse.Namespace) -> None:
     data = load_real()
     held = holdout_paths(data)
     in_holdout = np.array([p in held for p in data["paths"]])
-    excluded = np.zeros(len(in_holdout), bool)
-    for name in args.exclude_source:
-        excluded |= data["source"] == SOURCES.index(name)
+    left_out = set(args.exclude_source)
+    for fold in args.fold:
+        left_out |= set(TABLE_FOLDS[fold])
+    excluded = np.isin(data["source"], [SOURCES.index(s) for s in left_out if s in SOURCES])
     train_idx = np.flatnonzero(~in_holdout & ~excluded)
     print(
         f"real crops: {len(data['paths'])}, training on {len(train_idx)} "
-        f"(hold-out {in_holdout.sum()}, excluded {sorted(args.exclude_source)})",
+        f"(hold-out {in_holdout.sum()}, left out {sorted(left_out)})",
         flush=True,
     )
 
     # Pools: [name, crops array, row indices, labels, noisy]; each gets a share of a batch.
     pools: list[list] = []
-    share = {"tomwhite": 0.45, "kaggle-set-cards": 0.2, "omega697": 0.2, "render": 0.15}
+    share = dict(SHARES)
     for s, name in enumerate(SOURCES):
         idx = train_idx[data["source"][train_idx] == s]
         if len(idx):
             pools.append([name, data["crops"], idx, data["labels"][idx], data["noisy"][idx]])
+    tables = None if args.no_tables else load_tables()
+    n_tables = 0
+    if tables is not None:
+        keep = np.flatnonzero(~np.isin(tables["source"], sorted(left_out)))
+        n_tables = len(keep)
+        pools.append(["tables", tables["crops"], keep, tables["labels"][keep],
+                      np.zeros(len(keep), bool)])  # fmt: skip
+        print(
+            f"table crops: training on {n_tables} of {len(tables['labels'])} from "
+            f"{sorted(set(tables['source'][keep].tolist()))}",
+            flush=True,
+        )
     rendered = None if args.no_render else load_rendered(args.render, args.seed)
     if rendered is not None:
         rc, rl = rendered
@@ -407,7 +528,7 @@ def train(args: argparse.Namespace) -> None:
     weights = np.array([share[p[0]] for p in pools])
     weights /= weights.sum()
 
-    model = build_model(args.width)
+    model = build_model(args.width).to(args.device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model params: {n_params}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
@@ -423,7 +544,7 @@ def train(args: argparse.Namespace) -> None:
             dropped += drop_disagreeing(model, pools)
         maker = BatchMaker(pools, weights, args.batch, args.seed)
         for step, (xb, yb, wb) in enumerate(batches(maker, first, last, args.workers), first):
-            x, y, w = torch.from_numpy(xb), torch.from_numpy(yb), torch.from_numpy(wb)
+            x, y, w = (torch.from_numpy(a).to(args.device) for a in (xb, yb, wb))
             logits = model(x).view(-1, 4, 3)
             loss = 0.0
             for head in range(4):
@@ -436,7 +557,7 @@ def train(args: argparse.Namespace) -> None:
             opt.step()
             sched.step()
             if step % 100 == 0 or step == args.steps - 1:
-                acc = (logits.argmax(2) == y).float().mean(0).numpy()
+                acc = (logits.argmax(2) == y).float().mean(0).cpu().numpy()
                 print(
                     f"step {step}/{args.steps} loss {loss.item():.3f} train-acc "
                     f"{np.round(acc, 3).tolist()} {time.time() - t0:.0f}s",
@@ -452,15 +573,28 @@ def train(args: argparse.Namespace) -> None:
         f"card {right.all(1).mean():.4f}",
         flush=True,
     )
-    export(model, args, n_params, dropped, rendered, len(train_idx), time.time() - t0)
+    if tables is not None and left_out:
+        out_idx = np.flatnonzero(np.isin(tables["source"], sorted(left_out)))
+        if len(out_idx):
+            pred = head_probs(predict_logits(model, plain(tables["crops"][out_idx]))).argmax(2)
+            right = pred == tables["labels"][out_idx]
+            print(
+                f"left-out table crops ({len(out_idx)}) per attribute "
+                f"{np.round(right.mean(0), 4).tolist()} card {right.all(1).mean():.4f}",
+                flush=True,
+            )
+    export(
+        model, args, n_params, dropped, rendered, len(train_idx), n_tables, sorted(left_out),
+        time.time() - t0,
+    )  # fmt: skip
 
 
-def export(model, args, n_params, dropped, rendered, n_real, seconds) -> None:
+def export(model, args, n_params, dropped, rendered, n_real, n_tables, left_out, seconds) -> None:
     import torch
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    model.eval()
+    model = model.cpu().eval()
     dummy = torch.zeros(1, 3, INPUT_H, INPUT_W)
     torch.onnx.export(
         model, dummy, str(out), input_names=["crops"], output_names=["logits"],
@@ -468,7 +602,7 @@ def export(model, args, n_params, dropped, rendered, n_real, seconds) -> None:
         dynamo=False,
     )  # fmt: skip
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    excluded = sorted(args.exclude_source)
+    excluded = left_out
     meta = {
         "format": "setvision-card-classifier/1",
         "onnx": out.name,
@@ -488,9 +622,15 @@ def export(model, args, n_params, dropped, rendered, n_real, seconds) -> None:
         "output": "logits (N, 12): heads count, colour, shape, fill, 3 logits each; softmax each",
         "params": n_params,
         "training": {
+            "recipe": RECIPE if not args.no_tables else RECIPE + "-no-tables",
             "real_sources": [s for s in SOURCES if s not in excluded],
             "excluded_sources": excluded,
             "real_crops_used": n_real,
+            "table_sources": sorted({str(p.source) for p in _annotated_photos()} - set(excluded))
+            if n_tables
+            else [],
+            "table_crops_used": n_tables,
+            "batch_shares": SHARES,
             "holdout": "models/card_classifier_holdout.txt (1,000 real crops, never trained on)",
             "rendered_crops": 0 if rendered is None else len(rendered[1]),
             "noisy_rows_dropped": dropped,
@@ -499,6 +639,7 @@ def export(model, args, n_params, dropped, rendered, n_real, seconds) -> None:
             "seed": args.seed,
             "seconds": round(seconds),
             "threads": args.threads,
+            "device": args.device,
             "torch": torch.__version__,
         },
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
@@ -518,13 +659,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--width", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument(
+        "--device", default="cpu", help="torch device (cpu, cuda); the shipped model: cpu"
+    )  # fmt: skip
     parser.add_argument("--workers", type=int, default=1, help="augmentation processes")
     parser.add_argument("--render", type=int, default=4000, help="rendered crops to mix in")
     parser.add_argument("--no-render", action="store_true")
+    parser.add_argument(
+        "--no-tables", action="store_true",
+        help="do not train on the annotated table-photo cards (datasets/detection)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--fold", action="append", default=[], choices=sorted(TABLE_FOLDS),
+        help="leave this fold's table sources out (cross-validation on the table photos)",
+    )  # fmt: skip
     parser.add_argument("--filter-at", type=float, default=0.4)
     parser.add_argument(
-        "--exclude-source", action="append", default=[], choices=SOURCES,
-        help="leave this real source out of training (leave-one-source-out)",
+        "--exclude-source", action="append", default=[], choices=ALL_SOURCES,
+        help="leave this real source out of training (its crops and its table photos)",
     )  # fmt: skip
     parser.add_argument("--cache-only", action="store_true", help="only build the crop cache")
     args = parser.parse_args(argv)

@@ -5,8 +5,15 @@ deck decoding) over every labelled photo in ``../shared/datasets``: the shared m
 (``table_cards.csv``) and the project's own reviewed annotations (``datasets/detection``), scored
 exactly as ``scripts/evaluate.py`` scores them (readings matched to the labels as multisets per
 photo; a missed card is wrong on every attribute; detections inside annotated partial cards are
-ignored). ``unseen`` pools the sources the shipped model never saw in training: the figure that
-matters. Slow (about a minute on 2 cores).
+ignored). Slow (about a minute on 2 cores).
+
+The shipped model trains on cards cut from every one of these sources' annotated photos (and on
+the tomwhite and omega697 crops), so these are regression baselines, not a measure of
+generalisation: they fail when the detector, the classifier or the table-level decoding gets
+worse on these photos. The figures for new photographers, decks and tables come from
+cross-validation by source (``scripts/eval_classifier.py``, and end to end ``scripts/evaluate.py
+--cv``), recorded in ``models/card_classifier_eval.json``; the last test here checks that those
+recorded figures belong to the shipped model's training recipe.
 """
 
 from __future__ import annotations
@@ -21,23 +28,21 @@ from vision.data import shared_datasets
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Sources whose crops trained the shipped model (models/card_classifier.json).
-TRAINED_ON = {"tomwhite", "omega697"}
-
-#: Recorded with scripts/evaluate.py on 2026-11-29 at c5be1b8 (see the README's accuracy
-#: table), rounded down by about one card or table per source so that a one-card change in a
-#: borderline photo does not fail:
+#: Recorded with scripts/evaluate.py on 2026-11-29 with the model trained on the table photos too
+#: (models/card_classifier.json, recipe v5-tables-shadows), rounded down by about one card or
+#: table per source so that a one-card change in a borderline photo does not fail:
 #: (lowest of the four attribute accuracies, cards fully right, tables fully right).
+#: Nearly all remaining errors are cards the detector misses (pclewis, omega697).
 BASELINE: dict[str, tuple[float, float, float]] = {
-    "unseen": (0.975, 0.975, 0.87),
-    "gractang": (0.985, 0.985, 0.88),
+    "all": (0.975, 0.975, 0.9),
+    "gractang": (0.99, 0.99, 0.94),
     "koff": (0.985, 0.985, 0.75),
     "nakkstar123": (0.985, 0.985, 0.87),
-    "pclewis": (0.92, 0.92, 0.65),
+    "pclewis": (0.95, 0.95, 0.8),
     "piratefsh": (0.985, 0.985, 0.88),
     "rotemabend": (0.99, 0.99, 0.9),
-    "tomwhite": (0.985, 0.985, 0.93),
-    "omega697": (0.5, 0.5, 0.36),
+    "tomwhite": (0.99, 0.99, 0.93),
+    "omega697": (0.56, 0.56, 0.36),
 }
 
 pytestmark = pytest.mark.slow
@@ -67,7 +72,7 @@ def tallies():
         table = process_photo(root / truth.path, classifier, draw=False).table
         keep = evaluate.outside_partial(table.corners, truth.partial)
         cards = [table.cards[i] for i in keep]
-        groups = [truth.source] + ([] if truth.source in TRAINED_ON else ["unseen"])
+        groups = [truth.source, "all"]
         for group in groups:
             out.setdefault(group, evaluate.Tally()).add(cards, truth.cards)
     return out
@@ -82,3 +87,29 @@ def test_accuracy_not_below_baseline(tallies, source: str) -> None:
     assert attrs >= attr_min - 1e-9, f"{source}: attribute accuracy {attrs:.3f} < {attr_min}"
     assert row["card"] >= card_min - 1e-9, f"{source}: cards {row['card']:.3f} < {card_min}"
     assert row["table"] >= table_min - 1e-9, f"{source}: tables {row['table']:.3f} < {table_min}"
+
+
+def test_recorded_cross_validation_is_current() -> None:
+    """The generalisation figures in card_classifier_eval.json (table folds, leave-one-source-out,
+    end to end by fold) were measured with the shipped model's recipe, on every annotated card."""
+    import json
+
+    from vision.evaluation import load_annotations
+
+    meta = json.loads((ROOT / "models" / "card_classifier.json").read_text())
+    results = json.loads((ROOT / "models" / "card_classifier_eval.json").read_text())
+    recipe = meta["training"]["recipe"]
+    assert results["cv_recipe"] == recipe, "re-run scripts/eval_classifier.py (recipe changed)"
+    assert results["end_to_end_cv"]["recipe"] == recipe, "re-run scripts/evaluate.py --cv"
+    labelled: dict[str, int] = {}
+    for photo in load_annotations(ROOT / "datasets" / "detection", reviewed_only=True):
+        for card in photo.cards:
+            if not card.partial and len(card.attributes) == 4:
+                labelled[photo.source] = labelled.get(photo.source, 0) + 1
+    folds = results["folds"]
+    in_folds = sum(folds[f]["all"]["n"] for f in folds if f != "pooled")
+    loso = sum(
+        results["loso"][s]["tables"]["n"] for s in results["loso"] if "tables" in results["loso"][s]
+    )
+    assert in_folds + loso == sum(labelled.values()), "annotations changed: re-run the CV"
+    assert set(labelled) <= set(results["end_to_end_cv"]["sources"])
