@@ -122,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
 
         # Throughput with a process pool on ~2 MP real photos (or the rendered 1080p one).
         pool_paths = groups.get("real ~2MP") or groups["rendered 1080p"]
-        batch = [PhotoJob(p, Path(tmp) / f"out{i}.sets.jpg") for i, p in enumerate(pool_paths * 3)]
+        batch = [
+            PhotoJob(p, Path(tmp) / f"out{i}.sets.jpg", overwrite=True)
+            for i, p in enumerate(pool_paths * 3)
+        ]
         for jobs in sorted({1, args.jobs}):
             start = time.perf_counter()
             outcomes = list(process_photos(batch, model=args.model, jobs_n=jobs))
