@@ -185,6 +185,13 @@ def ink_cards(
     empty = np.zeros((0, 4, 2)), np.zeros(0)
     min_len = _SYMBOL_OVER_WIDTH * np.sqrt(min_card_area / LONG_OVER_SHORT)
     symbols = _symbols(small, 0.8 * min_len, taken)
+    if symbols and taken is not None and len(taken):
+        # Cards found already give the table's scale: a symbol is about 0.68 of a card's
+        # short side (x 0.6 to 1.6 for perspective and deck editions); ink of another size
+        # (print on a tray, a logo) is not a card's.
+        sides = np.linalg.norm(np.roll(taken, -1, axis=1) - taken, axis=2)
+        expected = _SYMBOL_OVER_WIDTH * float(np.median(sides.min(axis=1)))
+        symbols = [s for s in symbols if 0.6 * expected <= s[1] <= 1.6 * expected]
     if not symbols:
         return empty
     groups = sorted(_groups(symbols), key=lambda g: -symbols[g[0]][1])[:_MAX_GROUPS]
@@ -228,8 +235,18 @@ def ink_cards(
         spans.append(2.0 * float(np.linalg.norm(half_h)))
     boxes = np.array(hyps, dtype=np.float64)
     width, span = np.array(widths), np.array(spans)
-    # Only where the surface around a card-sized box about the symbols is as bright as paper.
-    bright = white_surround(small, np.array(guesses, dtype=np.float64))
+    # Only where the surface around a card-sized box about the symbols is as bright as paper,
+    # and off the cards found already (a card does not lie on another).
+    guess = np.array(guesses, dtype=np.float64)
+    bright = white_surround(small, guess)
+    if taken is not None and len(taken):
+        shrunk = guess.mean(axis=1, keepdims=True) + 0.8 * (
+            guess - guess.mean(axis=1, keepdims=True)
+        )
+        bright &= ~points_in_quads(taken.mean(axis=1), shrunk).any(axis=1)
+        bright &= ~points_in_quads(shrunk.reshape(-1, 2), taken).any(axis=0).reshape(-1, 4).any(
+            axis=1
+        )
     boxes, width, span = boxes[bright], width[bright], span[bright]
     if len(boxes) == 0:
         return empty
