@@ -564,25 +564,22 @@ def train(args: argparse.Namespace) -> None:
                     flush=True,
                 )
 
-    # Quick hold-out check (the full report is scripts/eval_classifier.py).
+    # Quick checks (the full report is scripts/eval_classifier.py).
+    def report(what: str, crops: np.ndarray, labels: np.ndarray) -> None:
+        right = head_probs(predict_logits(model, plain(crops))).argmax(2) == labels
+        print(
+            f"{what} per attribute {np.round(right.mean(0), 4).tolist()} "
+            f"card {right.all(1).mean():.4f}",
+            flush=True,
+        )
+
     hold = np.flatnonzero(in_holdout)
-    pred = head_probs(predict_logits(model, plain(data["crops"][hold]))).argmax(2)
-    right = pred == data["labels"][hold]
-    print(
-        f"hold-out per attribute {np.round(right.mean(0), 4).tolist()} "
-        f"card {right.all(1).mean():.4f}",
-        flush=True,
-    )
+    report("hold-out", data["crops"][hold], data["labels"][hold])
     if tables is not None and left_out:
         out_idx = np.flatnonzero(np.isin(tables["source"], sorted(left_out)))
         if len(out_idx):
-            pred = head_probs(predict_logits(model, plain(tables["crops"][out_idx]))).argmax(2)
-            right = pred == tables["labels"][out_idx]
-            print(
-                f"left-out table crops ({len(out_idx)}) per attribute "
-                f"{np.round(right.mean(0), 4).tolist()} card {right.all(1).mean():.4f}",
-                flush=True,
-            )
+            what = f"left-out table crops ({len(out_idx)})"
+            report(what, tables["crops"][out_idx], tables["labels"][out_idx])
     export(
         model, args, n_params, dropped, rendered, len(train_idx), n_tables, sorted(left_out),
         time.time() - t0,
