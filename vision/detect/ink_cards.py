@@ -129,6 +129,15 @@ def _groups(symbols: list) -> list[list[int]]:
     return groups
 
 
+def _rect(mid: np.ndarray, half_w: np.ndarray, half_h: np.ndarray) -> np.ndarray:
+    """(4, 2) clockwise quad centred at ``mid`` with half-side vectors ``half_w`` (side 0 runs
+    along it) and ``half_h``."""
+    return clockwise(
+        np.array([mid - half_w - half_h, mid + half_w - half_h, mid + half_w + half_h,
+                  mid - half_w + half_h])
+    )  # fmt: skip
+
+
 def _sides_from(a: np.ndarray, b: np.ndarray, from_a: np.ndarray) -> np.ndarray:
     """(N, 4, 2) quads whose side i is the line of side i of ``a`` where ``from_a[i]``, else
     of ``b`` (side i runs from corner i to corner i + 1)."""
@@ -206,31 +215,9 @@ def ink_cards(
         thick = float(np.mean([symbols[k][3] for k in group]))
         half_h = 0.5 * (max(offsets) - min(offsets) + thick) * across
         half_w = 0.5 * length * axis
-        box = np.array(
-            [
-                mid - half_w - half_h,
-                mid + half_w - half_h,
-                mid + half_w + half_h,
-                mid - half_w + half_h,
-            ]
-        )
-        hyps.append(clockwise(box))
-        card_w, card_h = (
-            0.5 * length / _SYMBOL_OVER_WIDTH * axis,
-            0.5 * _HEIGHT_GUESS * length / _SYMBOL_OVER_WIDTH * across,
-        )
-        guesses.append(
-            clockwise(
-                np.array(
-                    [
-                        mid - card_w - card_h,
-                        mid + card_w - card_h,
-                        mid + card_w + card_h,
-                        mid - card_w + card_h,
-                    ]
-                )
-            )
-        )
+        hyps.append(_rect(mid, half_w, half_h))
+        half = 0.5 * length / _SYMBOL_OVER_WIDTH  # half the card's width
+        guesses.append(_rect(mid, half * axis, _HEIGHT_GUESS * half * across))
         widths.append(length / _SYMBOL_OVER_WIDTH)
         spans.append(2.0 * float(np.linalg.norm(half_h)))
     boxes = np.array(hyps, dtype=np.float64)
@@ -306,10 +293,10 @@ def ink_cards(
     for i in order:
         if scores[i] < min_score:
             break
-        mid = quads[i].mean(axis=0)[None]
-        if chosen and points_in_quads(mid, quads[chosen]).any():
-            continue
-        if points_in_quads(quads[chosen].mean(axis=1), quads[i][None]).any() if chosen else False:
-            continue
+        if chosen and (
+            points_in_quads(quads[i].mean(axis=0)[None], quads[chosen]).any()
+            or points_in_quads(quads[chosen].mean(axis=1), quads[i][None]).any()
+        ):
+            continue  # overlaps a card taken already
         chosen.append(int(i))
     return quads[chosen], scores[chosen]
