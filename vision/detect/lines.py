@@ -73,8 +73,7 @@ def snap_lines(
     n = len(quads)
     if n == 0:
         return quads.copy(), np.zeros((0, 4), dtype=bool)
-    reach = np.asarray(reach, dtype=np.float64)
-    r4 = (reach if reach.ndim == 2 else np.repeat(np.broadcast_to(reach, (n,)), 4)).reshape(-1)
+    r4 = _per_side(reach, n)
     a = quads.reshape(-1, 2)
     b = np.roll(quads, -1, axis=1).reshape(-1, 2)
     d = b - a
@@ -83,11 +82,7 @@ def snap_lines(
     normal = np.stack([d[:, 1], -d[:, 0]], axis=1)  # outward for clockwise quads (y down)
     t = np.linspace(0.12, 0.88, _SAMPLES)
     base = a[:, None, :] + (t[None, :] * length[:, None])[..., None] * d[:, None, :]  # (4n,S,2)
-    if outward is None:
-        lo4 = -r4
-    else:
-        out = np.asarray(outward, dtype=np.float64)
-        lo4 = (out if out.ndim == 2 else np.repeat(np.broadcast_to(out, (n,)), 4)).reshape(-1)
+    lo4 = -r4 if outward is None else _per_side(outward, n)
     act = np.arange(4 * n) if sides is None else np.flatnonzero(np.tile(sides, n))
     ti, oi, ok = _search(
         image,
@@ -128,6 +123,14 @@ def snap_lines(
     out = quads.copy()
     out[take] = moved[take]
     return out, found
+
+
+def _per_side(values: np.ndarray | float, n: int) -> np.ndarray:
+    """(4n,) one value per side of n quads, from a scalar, (n,) or (n, 4)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 2:
+        return values.reshape(-1)
+    return np.repeat(np.broadcast_to(values, (n,)), 4)
 
 
 def _search(
