@@ -78,19 +78,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     quads, fill, cut, outlines, scores, upright, level = score_candidates(
         small, cands, focal, centre, min_score
     )
-    single = np.flatnonzero(scores >= min_score)
-    kept = single[
-        select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
-    ]
+    single, kept = _select(small, quads, scores, min_score)
     # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
     # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
     floor = 0.35 * float(np.median(level[kept])) if len(kept) else 0.0
     if len(kept) and (level[kept] < floor).any():
         scores[level < floor] = 0.0
-        single = np.flatnonzero(scores >= min_score)
-        kept = single[
-            select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
-        ]
+        single, kept = _select(small, quads, scores, min_score)
     areas = quad_area(quads)
     median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards that are not aligned (so no grid split applies): cut each large region
@@ -113,10 +107,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
         outlines = outlines + o2
-        single = np.flatnonzero(scores >= min_score)
-        kept = single[
-            select_cards(quads[single], scores[single], framed=white_surround(small, quads[single]))
-        ]
+        single, kept = _select(small, quads, scores, min_score)
         areas = quad_area(quads)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
@@ -211,6 +202,16 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
     return _finish(frame, final, k, focal, short_first)
+
+
+def _select(
+    small: np.ndarray, quads: np.ndarray, scores: np.ndarray, min_score: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the candidates scoring at least ``min_score``, and of those kept by
+    :func:`vision.detect.select.select_cards` (no composites, nesting or duplicates)."""
+    single = np.flatnonzero(scores >= min_score)
+    framed = white_surround(small, quads[single])
+    return single, single[select_cards(quads[single], scores[single], framed=framed)]
 
 
 def _finish(
