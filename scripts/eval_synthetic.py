@@ -103,6 +103,7 @@ def _c(name: str, group: str, **kw: Any) -> Condition:
 
 
 _DIM = {"exposure": 0.4, "noise": 4.0}
+_BRIGHT = {"exposure": 1.1, "noise": BASE_NOISE}  # a white desk near the card paper's white
 #: The conditions, in report order.
 CONDITIONS: Final[tuple[Condition, ...]] = (
     _c("default", "default"),
@@ -131,6 +132,7 @@ CONDITIONS: Final[tuple[Condition, ...]] = (
     _c("dim", "light", effects=_DIM),
     _c("shadow", "light", effects={"shadow": 0.5, "noise": BASE_NOISE}),
     _c("glare", "light", effects={"glare": 180.0, "noise": BASE_NOISE}),
+    _c("overexposed", "light", effects={"exposure": 1.4, "noise": BASE_NOISE}),
     _c("blur", "camera", effects={"blur": 2.5, "noise": BASE_NOISE}),
     _c("motion_blur", "camera", effects={"motion": 8.0, "noise": BASE_NOISE}),
     _c("noise", "camera", effects={"noise": 10.0}),
@@ -140,6 +142,7 @@ CONDITIONS: Final[tuple[Condition, ...]] = (
     _c("1080p", "size", size=(1920, 1080)),
     _c("12mp", "size", size=(4000, 3000)),
     _c("touching_white_desk", "combined", touching=True, background="white_desk"),
+    _c("white_desk_bright", "combined", background="white_desk", effects=_BRIGHT),
     _c("touching_tilt_45", "combined", touching=True, tilt_deg=45.0),
     _c("tilt_45_dim", "combined", tilt_deg=45.0, effects=_DIM),
     _c(
