@@ -9,12 +9,9 @@ the test fails when a scene's recall (IoU >= 0.85) falls below what was measured
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from vision.data import REPO_ROOT
+from tests._scripts import load_script
 
 #: (condition, scene index) -> cards found of the cards on the table, measured 2026-11-30 (seed
 #: 0; detector of main ccbb048). The tilted dim scene also has one false positive, not tested.
@@ -31,14 +28,7 @@ MEASURED = {
 
 @pytest.fixture(scope="module")
 def synthetic():
-    spec = importlib.util.spec_from_file_location(
-        "eval_synthetic", REPO_ROOT / "scripts" / "eval_synthetic.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["eval_synthetic"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("eval_synthetic")
 
 
 @pytest.fixture(scope="module")
