@@ -98,6 +98,7 @@ class Condition:
 
 
 def _c(name: str, group: str, **kw: Any) -> Condition:
+    """A condition; keywords that are not :class:`Condition` fields go to ``render_table``."""
     fields = {k: kw.pop(k) for k in ("cards", "size", "effects", "jpeg", "camera") if k in kw}
     return Condition(name, group, scene=kw, **fields)
 
@@ -195,6 +196,7 @@ class SceneResult:
 
     @property
     def table_right(self) -> bool:
+        """Every card found and read right, nothing else reported."""
         return self.score.perfect and self.read_right == self.score.n_truth
 
 
@@ -389,6 +391,7 @@ def evaluate(
 
 
 def print_table(result: dict[str, Any]) -> None:
+    """One row per condition of :func:`evaluate`'s result, then the overall row."""
     head = (
         f"{'condition':22s} {'group':11s} {'card/W':>6s} {'cards':>5s} {'recall':>7s} "
         f"{'prec':>7s} {'perfect':>7s} {'c.med':>5s} {'c.p95':>5s} {'read':>7s} {'tables':>6s}  "
@@ -404,7 +407,7 @@ def print_table(result: dict[str, Any]) -> None:
         fails = ", ".join(f"{k} {v}" for k, v in r["failures"].items())
         med, p95 = d["corner_median"], d["corner_p95"]
         print(
-            f"{name:22s} {r.get('group', ''):11s} {r.get('card_width', float('nan')):6.3f} "
+            f"{name:22s} {r.get('group', ''):11s} {r.get('card_width', ''):>6} "
             f"{d['truth']:5d} {100 * d['recall']:6.1f}% {100 * d['precision']:6.1f}% "
             f"{d['perfect_photos']:3d}/{d['photos'] if name == 'overall' else n:<3d} "
             f"{med:5.1f} {p95:5.1f} {100 * r['card_accuracy']:6.1f}% "
