@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import cv2
@@ -12,21 +10,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tests._scripts import load_script
 from vision.evaluation import load_annotation_file
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _load_label_module():
-    spec = importlib.util.spec_from_file_location("label_tool", REPO / "scripts" / "label.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["label_tool"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-label = _load_label_module()
+label = load_script("label", "label_tool")
 runner = CliRunner()
 
 #: A portrait card (57 x 89 mm at about 2.6 px/mm) turned by about 12 degrees, TL, TR, BR, BL.

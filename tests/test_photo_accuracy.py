@@ -18,12 +18,11 @@ recorded figures belong to the shipped model's training recipe.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._scripts import load_script
 from vision.data import shared_datasets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,15 +47,6 @@ BASELINE: dict[str, tuple[float, float, float]] = {
 pytestmark = pytest.mark.slow
 
 
-def _evaluate_module():
-    spec = importlib.util.spec_from_file_location("evaluate", ROOT / "scripts" / "evaluate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["evaluate"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tallies():
     root = shared_datasets(required=False)
@@ -66,7 +56,7 @@ def tallies():
     from vision.pipeline import process_photo
 
     classifier = CardClassifier()  # the shipped model: its absence is a failure, not a skip
-    evaluate = _evaluate_module()
+    evaluate = load_script("evaluate")
     out: dict[str, object] = {}
     for truth in evaluate.load_truth(root, use_annotations=True):
         table = process_photo(root / truth.path, classifier, draw=False).table

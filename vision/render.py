@@ -6,8 +6,10 @@ the live overlay / referee tests. Everything is drawn from parameters and noise;
 * :func:`render_card` draws one flat card of a sampled deck edition (:class:`CardStyle`,
   :func:`sample_style`).
 * :func:`apply_camera` photographs a crop or a frame (light, lens, sensor, JPEG);
+  :func:`apply_effects` does so with chosen effects at chosen strengths (stress tests);
   :func:`jitter_corners` imitates a detector's corner error.
-* :func:`render_table` lays cards on a procedural table (:data:`BACKGROUNDS`) and returns the
+* :func:`render_table` lays cards on a procedural table (:data:`BACKGROUNDS`, or
+  :data:`EXTRA_BACKGROUNDS` for stress tests) and returns the
   frame with the exact corners of every card.
 * :func:`render_training_crop` / :func:`render_training_batch` make classifier inputs through the
   same :func:`vision.warp.warp_cards` pipeline as real photos.
@@ -16,8 +18,8 @@ The implementation lives in ``render_card``, ``render_camera``, ``render_backgro
 ``render_scene``; import from here.
 """
 
-from vision.render_background import BACKGROUNDS, make_background
-from vision.render_camera import apply_camera, jitter_corners
+from vision.render_background import BACKGROUNDS, EXTRA_BACKGROUNDS, make_background
+from vision.render_camera import apply_camera, apply_effects, jitter_corners
 from vision.render_card import (
     DEFAULT_CARD_SIZE,
     INK_HUES,
@@ -37,10 +39,12 @@ from vision.render_scene import (
 
 __all__ = [
     "BACKGROUNDS",
+    "EXTRA_BACKGROUNDS",
     "DEFAULT_CARD_SIZE",
     "INK_HUES",
     "CardStyle",
     "apply_camera",
+    "apply_effects",
     "canonical_corners",
     "card_size_for_width",
     "jitter_corners",

@@ -1,4 +1,5 @@
-"""Procedural table surfaces: wood grain, cloth, carpet, white desk, dark felt.
+"""Procedural table surfaces: wood grain, cloth, carpet, white desk, dark felt, and for stress
+tests light wood, a checked tablecloth and a busy printed cloth.
 
 Part of :mod:`vision.render` (import the public names from there). All textures are made from
 random noise; no photo is used.
@@ -14,19 +15,27 @@ import numpy.typing as npt
 
 from vision.render_camera import _noise_tile, _smooth_noise
 
-__all__ = ["BACKGROUNDS", "make_background"]
+__all__ = ["BACKGROUNDS", "EXTRA_BACKGROUNDS", "make_background"]
 
-#: Names accepted by :func:`make_background` (and ``render_table(background=...)``).
+#: Names accepted by :func:`make_background` (and ``render_table(background=...)``); a random
+#: background is one of these.
 BACKGROUNDS: Final = ("wood", "cloth", "carpet", "white_desk", "dark_felt")
+#: Further names accepted, never picked at random (kept out of the training mix): pale wood only,
+#: a gingham tablecloth (white checks with straight edges) and a busy printed cloth.
+EXTRA_BACKGROUNDS: Final = ("light_wood", "checked", "print")
 
 
-def _wood(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+def _wood(
+    rng: np.random.Generator, h: int, w: int, tone: int | None = None
+) -> npt.NDArray[np.float32]:
+    """Planks of wood; ``tone`` 0..3 (3 palest) fixes the colour, else it is drawn at random."""
     vertical = rng.random() < 0.5
     if vertical:
         h, w = w, h
     # Grain runs along x. Each plank has its own tone, ring spacing and figure.
     plank = rng.uniform(0.15, 0.4) * max(h, w)
-    light = rng.choice(4, p=[0.3, 0.3, 0.25, 0.15])
+    light = rng.choice(4, p=[0.3, 0.3, 0.25, 0.15])  # drawn either way: same stream
+    light = light if tone is None else tone
     base = np.array(
         [[120, 165, 205], [70, 110, 160], [45, 70, 110], [165, 192, 212]][int(light)], np.float32
     )
@@ -93,12 +102,64 @@ def _dark_felt(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float
     return base[None, None, :] * shade[:, :, None]
 
 
+def _light_wood(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    return _wood(rng, h, w, tone=3)
+
+
+def _checked(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    """Gingham: white and coloured bands crossing, checks about w / 24 .. w / 14 wide."""
+    colour = np.array([[40, 40, 190], [150, 70, 30], [50, 120, 40], [35, 35, 35]][
+        int(rng.integers(4))], np.float32) * rng.uniform(0.8, 1.15)  # fmt: skip
+    white = np.float32(rng.uniform(215, 245))
+    period = w / rng.uniform(7, 12)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    warp = _smooth_noise(rng, h, w, 4) * period * 0.05  # the cloth is not perfectly straight
+    band_x = (((xx + warp) / period) % 1.0) < 0.5
+    band_y = (((yy - warp) / period) % 1.0) < 0.5
+    cover = (band_x.astype(np.float32) + band_y.astype(np.float32)) / 2  # 0 white .. 1 full
+    cover = cv2.GaussianBlur(cover, (0, 0), 0.8)
+    out = white * (1 - cover[:, :, None]) + colour[None, None, :] * cover[:, :, None]
+    shade = 1.0 + 0.06 * _smooth_noise(rng, h, w, 5) + 0.03 * _noise_tile(rng, h, w)[:, :, 0]
+    return out * shade[:, :, None]
+
+
+def _print(rng: np.random.Generator, h: int, w: int) -> npt.NDArray[np.float32]:
+    """A busy printed cloth: hundreds of coloured discs, leaves, strokes and a few pale
+    rectangles (labels, tickets) on a random ground."""
+    out = np.empty((h, w, 3), np.float32)
+    out[:] = rng.uniform(40, 200, 3)
+    palette = rng.uniform(20, 250, (6, 3))
+    scale = w / 40
+    for _ in range(int(rng.integers(250, 400))):
+        colour = tuple(float(v) for v in palette[int(rng.integers(6))])
+        c = (int(rng.integers(w)) * 16, int(rng.integers(h)) * 16)
+        size = rng.uniform(0.3, 2.0) * scale
+        kind = rng.random()
+        if kind < 0.5:
+            axes = (int(size * 16), int(size * rng.uniform(0.3, 1.0) * 16))
+            cv2.ellipse(out, c, axes, rng.uniform(0, 180), 0, 360, colour, -1, cv2.LINE_AA, 4)
+        elif kind < 0.9:
+            step = rng.normal(0, size * 2, 2) * 16
+            end = (c[0] + int(step[0]), c[1] + int(step[1]))
+            cv2.line(out, c, end, colour, max(int(size / 3), 1), cv2.LINE_AA, 4)
+        else:
+            ang = rng.uniform(0, 180)
+            box = cv2.boxPoints(((c[0] / 16, c[1] / 16), (size * 2.5, size * 1.6), ang))
+            pale = tuple(float(v) for v in rng.uniform(200, 245, 3))
+            cv2.fillConvexPoly(out, np.round(box * 16).astype(np.int32), pale, cv2.LINE_AA, 4)
+    shade = 1.0 + 0.06 * _smooth_noise(rng, h, w, 5) + 0.03 * _noise_tile(rng, h, w)[:, :, 0]
+    return out * shade[:, :, None]
+
+
 _MAKERS: Final = {
     "wood": _wood,
     "cloth": _cloth,
     "carpet": _carpet,
     "white_desk": _white_desk,
     "dark_felt": _dark_felt,
+    "light_wood": _light_wood,
+    "checked": _checked,
+    "print": _print,
 }
 
 
@@ -108,7 +169,8 @@ def make_background(
     """A procedural table surface.
 
     Args:
-        kind: one of :data:`BACKGROUNDS`, or None for a random one.
+        kind: one of :data:`BACKGROUNDS` or :data:`EXTRA_BACKGROUNDS`, or None for a random one
+            of :data:`BACKGROUNDS`.
         rng: random generator.
         size: (width, height) in pixels.
 
@@ -121,6 +183,8 @@ def make_background(
     if kind is None:
         kind = str(rng.choice(BACKGROUNDS))
     if kind not in _MAKERS:
-        raise ValueError(f"background: expected one of {BACKGROUNDS}, got {kind!r}")
+        raise ValueError(
+            f"background: expected one of {BACKGROUNDS + EXTRA_BACKGROUNDS}, got {kind!r}"
+        )
     w, h = int(size[0]), int(size[1])
     return np.clip(_MAKERS[kind](rng, h, w), 0, 255).astype(np.uint8)

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["apply_camera", "jitter_corners"]
+__all__ = ["apply_camera", "apply_effects", "jitter_corners"]
 
 
 def _smooth_noise(rng: np.random.Generator, h: int, w: int, cells: int) -> npt.NDArray[np.float32]:
@@ -214,6 +214,69 @@ def apply_camera(
         if ok:
             out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out
+
+
+def apply_effects(
+    image: npt.NDArray[np.uint8],
+    rng: np.random.Generator,
+    *,
+    unit: float = 1.0,
+    glare: float = 0.0,
+    glare_at: tuple[float, float] | None = None,
+    shadow: float = 0.0,
+    warm: float = 0.0,
+    exposure: float = 1.0,
+    blur: float = 0.0,
+    motion: float = 0.0,
+    noise: float = 0.0,
+) -> npt.NDArray[np.uint8]:
+    """Photograph ``image`` with chosen effects at chosen strengths (0 leaves an effect out).
+
+    Unlike :func:`apply_camera`, nothing is left to chance but positions and directions, so a
+    stress test can vary one condition at a time. Effects apply in the order of a camera: light
+    on the scene (glare, shadow), white balance and exposure, lens blur, sensor noise.
+
+    Args:
+        image: (H, W, 3) uint8 BGR frame (not modified).
+        rng: random generator (glare position when ``glare_at`` is None, shadow shape, motion
+            direction, noise pattern).
+        unit: frame pixels per classifier-crop pixel (a card is about ``160 * unit`` pixels
+            wide); glare size and blur lengths scale with it.
+        glare: peak grey levels added by a specular blob about a card wide.
+        glare_at: the blob's centre (x, y) in pixels; random when None.
+        shadow: darkening (0..1) inside a hard-edged cast shadow entering from one side, plus a
+            soft falloff of half as much across the frame.
+        warm: tungsten cast, 0..1 (blue x ``1 - warm``, red x ``1 + warm / 4``).
+        exposure: gain on every channel (0.4 is a dim room).
+        blur: Gaussian defocus sigma in crop pixels.
+        motion: motion-blur length in crop pixels.
+        noise: sensor noise sigma in grey levels.
+
+    Returns:
+        New (H, W, 3) uint8 BGR image.
+    """
+    h, w = image.shape[:2]
+    img = image.astype(np.float32)
+    if glare > 0:
+        cx, cy = glare_at if glare_at is not None else (rng.uniform(0, w), rng.uniform(0, h))
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        r2 = ((xx - cx) ** 2 + ((yy - cy) * rng.uniform(0.6, 1.4)) ** 2) / (60.0 * unit) ** 2
+        img += (glare * np.exp(-r2 / 2))[:, :, None]
+    if shadow > 0:
+        mask = _soft_blur(_shadow_mask(rng, h, w), 0.005 * min(h, w) + 0.6)
+        ang = rng.uniform(0, 2 * np.pi)
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ramp = np.clip(np.cos(ang) * xx / w + np.sin(ang) * yy / h + 0.5, 0, 1)
+        img *= ((1.0 - shadow * mask) * (1.0 - 0.5 * shadow * ramp))[:, :, None]
+    gains = np.array([1 - warm, 1 - 0.3 * warm, 1 + 0.25 * warm], np.float32) * exposure
+    img *= gains
+    if blur > 0:
+        img = cv2.GaussianBlur(img, (0, 0), blur * unit)
+    if motion > 0:
+        img = _motion(img, motion * unit, rng.uniform(0, np.pi))
+    if noise > 0:
+        img += _noise_tile(rng, h, w) * np.float32(noise)
+    return np.clip(img, 0, 255).astype(np.uint8)
 
 
 _NOISE_TILE: npt.NDArray[np.float32] | None = None

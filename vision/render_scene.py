@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import cv2
 import numpy as np
@@ -106,8 +107,23 @@ def _composite(
 def _distractor(
     rng: np.random.Generator, kind: str, width: int
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
-    """A non-card object (image, alpha): a sticky note, a phone-like dark rectangle, or a white
-    paper (receipt or envelope: white like a card but of another shape, with grey print)."""
+    """A non-card object (image, alpha): a sticky note, a phone-like dark rectangle, a white
+    paper (receipt or envelope: white like a card but of another shape, with grey print) or a
+    card box (a coloured box of about a card's shape, with a white label and coloured marks)."""
+    if kind == "box":
+        w, h = width, int(width * rng.uniform(1.45, 1.6))
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = rng.uniform(40, 200, 3)
+        side = max(int(0.08 * w), 1)  # the box's side face, in shade
+        img[:, w - side :] *= 0.6
+        x0, y0, x1, y1 = int(0.15 * w), int(0.2 * h), int(0.75 * w), int(0.55 * h)
+        img[y0:y1, x0:x1] = rng.uniform(225, 250)
+        for j in range(3):
+            mark = tuple(float(v) for v in rng.uniform(30, 220, 3))
+            cy = int(y0 + (j + 1) * (y1 - y0) / 4)
+            axes = (int((x1 - x0) * 0.3), int((y1 - y0) * 0.08))
+            cv2.ellipse(img, ((x0 + x1) // 2, cy), axes, 0, 0, 360, mark, -1, cv2.LINE_AA)
+        return np.clip(img, 0, 255).astype(np.uint8), np.ones((h, w), np.float32)
     if kind == "paper":
         w = width
         h = int(w * (rng.uniform(1.8, 2.6) if rng.random() < 0.5 else rng.uniform(0.6, 0.75)))
@@ -205,18 +221,31 @@ def _layout(n: int, rng: np.random.Generator, layout: str, touching: bool) -> li
     return out
 
 
+#: Distance of the pinhole camera of ``render_table(tilt_deg=...)`` from the cards' centre, in
+#: half-spans of the layout: the layout fills about 50 degrees of view, a phone's main camera.
+_PINHOLE_DISTANCE: Final = 2.2
+
+
 def _camera_homography(
     pts: npt.NDArray[np.float32],
     size: tuple[int, int],
     rng: np.random.Generator,
     tilt: float,
     margin: float,
+    tilt_deg: float | None = None,
+    turn: float | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Plane -> frame homography: rotation, tilt (foreshortening), then fit ``pts`` in frame."""
+    """Plane -> frame homography: rotation, tilt (foreshortening), then fit ``pts`` in frame.
+
+    ``tilt_deg`` replaces the random keystone of ``tilt`` by a pinhole camera looking at the
+    layout ``tilt_deg`` degrees away from straight down; ``turn`` (radians) replaces the random
+    rotation. The random numbers are drawn either way, so the rest of the scene stays the same.
+    """
     W, H = size
     centre = (pts.min(axis=0) + pts.max(axis=0)) / 2
     span = float(np.max(pts.max(axis=0) - pts.min(axis=0)))
     rot = rng.uniform(-0.25, 0.25)
+    rot = rot if turn is None else turn
     c, s = np.cos(rot), np.sin(rot)
     # Foreshortening: a camera looking down at an angle shrinks the far (top) side.
     k = tilt * rng.uniform(0.5, 1.0)
@@ -225,6 +254,9 @@ def _camera_homography(
     dst = np.array([[-1 + k + skew, -1 + 0.4 * k], [1 - k + skew, -1 + 0.4 * k], [1, 1], [-1, 1]],
                    np.float32)  # fmt: skip
     persp = cv2.getPerspectiveTransform(src, dst)
+    if tilt_deg is not None:  # (x, y) on the table -> (x, y cos t, D - y sin t): far side up
+        t = np.radians(tilt_deg)
+        persp = np.array([[1, 0, 0], [0, np.cos(t), 0], [0, -np.sin(t), _PINHOLE_DISTANCE]])
     norm = np.array([[c / span * 2, -s / span * 2, 0], [s / span * 2, c / span * 2, 0],
                      [0, 0, 1]], np.float64) @ np.array(
         [[1, 0, -centre[0]], [0, 1, -centre[1]], [0, 0, 1]], np.float64)  # fmt: skip
@@ -251,6 +283,10 @@ def render_table(
     distractors: int = 0,
     strength: float = 0.4,
     margin: float = 0.08,
+    tilt_deg: float | None = None,
+    turn: float | None = None,
+    distractor_kinds: Sequence[str] | None = None,
+    fingers: int = 0,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
     """Render a photo of cards lying on a table, with exact corners.
 
@@ -266,10 +302,21 @@ def render_table(
         touching: let cards touch (grid without gaps; loose layout slightly overlapping, later
             cards on top; corners are always the whole card's, hidden parts included).
         distractors: number of non-card objects (sticky notes, phones, white receipts or
-            envelopes) placed beside the cards.
+            envelopes, see ``distractor_kinds``) placed beside the cards.
         strength: camera effects strength passed to :func:`apply_camera` (0 for none).
         margin: minimum free border around the cards, fraction of the frame; a negative margin
             lets cards run off the frame edge (their corners then lie outside the frame).
+        tilt_deg: a pinhole camera looking this many degrees away from straight down (true
+            perspective: the far side shrinks and the cards are foreshortened by about its
+            cosine), replacing ``tilt``; None keeps ``tilt``.
+        turn: the layout's rotation in the frame in radians; None draws it in +-0.25.
+        distractor_kinds: the kinds drawn from for ``distractors``: ``"note"``, ``"phone"``,
+            ``"paper"``, ``"box"`` (a card box); None means note, phone and paper.
+        fingers: number of cards with a fingertip over one corner (the card is still whole in
+            the ground truth).
+
+    The scene for a given ``rng`` state is the same whatever ``tilt_deg`` and ``turn`` are: only
+    the camera changes.
 
     Returns:
         ``(frame, corners)``: (H, W, 3) uint8 BGR and (N, 4, 2) float32 corners of each card in
@@ -294,7 +341,9 @@ def render_table(
         rot = np.array([[c, -s], [s, c]], np.float32)
         plane_quads.append(unit @ rot.T + np.array(p.centre, np.float32))
     plane_quads_arr = np.array(plane_quads, np.float32)
-    hom = _camera_homography(plane_quads_arr.reshape(-1, 2), (W, H), rng, tilt, margin)
+    hom = _camera_homography(
+        plane_quads_arr.reshape(-1, 2), (W, H), rng, tilt, margin, tilt_deg, turn
+    )
 
     # Background: a texture laid on the plane, seen through the same camera.
     tex = make_background(background, rng, (W, H))
@@ -310,10 +359,11 @@ def render_table(
     placed = [(np.array(p.centre), 0.5 * np.hypot(1.0, ch)) for p in places]
     to_plane = np.linalg.inv(hom)
     for _ in range(distractors):
-        kind = str(rng.choice(["note", "phone", "paper"]))
-        obj_w = {"note": rng.uniform(1.2, 1.45), "phone": rng.uniform(1.1, 1.35),
-                 "paper": rng.uniform(1.0, 1.6)}[kind]  # fmt: skip
-        radius = 0.5 * obj_w * {"note": 1.42, "phone": 2.3, "paper": 2.9}[kind]
+        kind = str(rng.choice(list(distractor_kinds or ("note", "phone", "paper"))))
+        widths = {"note": rng.uniform(1.2, 1.45), "phone": rng.uniform(1.1, 1.35),
+                  "paper": rng.uniform(1.0, 1.6)}  # fmt: skip
+        obj_w = rng.uniform(1.1, 1.2) if kind == "box" else widths[kind]  # same stream as before
+        radius = 0.5 * obj_w * {"note": 1.42, "phone": 2.3, "paper": 2.9, "box": 1.9}[kind]
         for _try in range(200):
             at = (rng.uniform(0.02, 0.98, 2) * np.array([W, H])).astype(np.float32)
             pos = _apply_h(to_plane, at[None])[0].astype(np.float64)
@@ -344,6 +394,9 @@ def render_table(
         _composite(frame, img, mask, card_hom, shadow=rng.uniform(0.15, 0.35),
                    shadow_offset=(float(off[0]), float(off[1])))  # fmt: skip
         corners[i] = canonical_corners(_apply_h(card_hom, _quad(cw, chh)))
+    for i in rng.choice(len(cards), min(fingers, len(cards)), replace=False) if fingers else ():
+        px_w = float(np.linalg.norm(corners[i, 1] - corners[i, 0]))
+        _fingertip(frame, corners[i, int(rng.integers(4))], corners[i].mean(axis=0), px_w, rng)
     out = frame
     if strength > 0:
         widths = np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)

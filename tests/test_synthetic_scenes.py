@@ -1,0 +1,86 @@
+"""Detection on rendered hard scenes (``scripts/eval_synthetic.py``), against a recorded baseline.
+
+A few seeded scenes of hard conditions the detector handles now: touching cards on a white desk
+and at a 45 degree camera, a dim room at 45 degrees, 21 small cards at 720p and a checked
+tablecloth (other scenes of these conditions lose cards: see the script's report). Each goes
+through the whole pipeline as a JPEG, as in the script; the test fails when a scene's recall
+(IoU >= 0.85) falls below what was measured. Re-measure with ``scripts/eval_synthetic.py`` when
+the renderer changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests._scripts import load_script
+from vision.cards import full_deck
+from vision.render import EXTRA_BACKGROUNDS, apply_effects, render_table
+
+#: (condition, scene index) -> cards found of the cards on the table, measured 2026-11-30 (seed
+#: 0; detector of main ccbb048). The tilted dim scene also has one false positive, not tested.
+MEASURED = {
+    ("touching_white_desk", 1): (12, 12),
+    ("touching_tilt_45", 1): (12, 12),
+    ("tilt_45_dim", 0): (12, 12),
+    ("cards_21_720p", 1): (21, 21),
+    ("checked_cloth", 1): (12, 12),
+}
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return load_script("eval_synthetic")
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    from vision.classify import CardClassifier
+
+    return CardClassifier()
+
+
+@pytest.mark.parametrize(("name", "index"), sorted(MEASURED))
+def test_hard_scene_recall_holds(synthetic, classifier, name: str, index: int) -> None:
+    condition = next(c for c in synthetic.CONDITIONS if c.name == name)
+    result = synthetic.run_scene(condition, 0, index, classifier)
+    found, total = MEASURED[name, index]
+    assert result.score.n_truth == total
+    assert result.score.true_positives >= found, dict(result.failures)
+
+
+def test_conditions_are_selected_by_name_or_group(synthetic) -> None:
+    names = [c.name for c in synthetic.select(["tilt", "glare"])]
+    assert names == ["tilt_0", "tilt_30", "tilt_45", "glare"]
+    assert len(synthetic.select(None)) == len(synthetic.CONDITIONS)
+    with pytest.raises(ValueError, match="unknown condition"):
+        synthetic.select(["moonlight"])
+
+
+def test_stress_options_of_the_renderer() -> None:
+    deck = full_deck()[:6]
+    for seed, background in enumerate(EXTRA_BACKGROUNDS):
+        frame, corners = render_table(
+            deck, np.random.default_rng(seed), background, (400, 300), distractors=2,
+            distractor_kinds=("box", "paper"), fingers=2, tilt_deg=45.0, turn=0.5, strength=0,
+        )  # fmt: skip
+        assert frame.shape == (300, 400, 3) and corners.shape == (6, 4, 2)
+    # Looking straight down, every card is a rectangle of a card's proportions; a camera at 45
+    # degrees foreshortens the far cards and shrinks them.
+    flat, steep = (
+        render_table(deck, np.random.default_rng(7), size=(800, 600), tilt_deg=t, strength=0)[1]
+        for t in (0.0, 45.0)
+    )
+    short = np.linalg.norm(flat[:, 1] - flat[:, 0], axis=1)
+    long = np.linalg.norm(flat[:, 3] - flat[:, 0], axis=1)
+    assert np.allclose(long / short, 1.555, atol=0.02)
+    assert np.allclose(np.linalg.norm(flat[:, 2] - flat[:, 3], axis=1), short, rtol=1e-3)
+    width = np.linalg.norm(steep[:, 1] - steep[:, 0], axis=1)
+    height = np.linalg.norm(steep[:, 3] - steep[:, 0], axis=1)
+    far = steep[:, :, 1].mean(axis=1) < np.median(steep[:, :, 1])
+    assert (height / width)[far].max() < 1.3  # far cards: about 1.55 x cos 45 degrees or less
+    assert width[far].mean() < 0.8 * width[~far].mean()  # and smaller than near ones
+    image = frame.copy()
+    assert np.array_equal(apply_effects(image, np.random.default_rng(0)), image)
+    dim = apply_effects(image, np.random.default_rng(0), exposure=0.5)
+    assert abs(float(dim.mean()) - 0.5 * float(image.mean())) < 1.0
