@@ -26,7 +26,7 @@ from vision.detect.neighbours import neighbour_cards
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
 from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, white_surround
-from vision.detect.select import grid_split, select_cards, split_at_notches
+from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
 
 __all__ = ["find_cards"]
 
@@ -93,11 +93,18 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         big = (scores < min_score) & ~cut & (fill < 0.93)
         big &= areas > (1.5 * median if median is not None else 4 * MIN_CARD_AREA)
         parents = [outlines[i] for i in np.flatnonzero(big)[:12]] + blobs[:12]
+        # A compact region that is not four-sided may also be one card cut by a faint line.
+        mended = [m for blob in blobs[:12] if (m := mend_cuts(blob)) is not None]
         blobs = []
         pieces = [
             found
             for outline in parents
             for piece in split_at_notches(outline, (sh, sw))
+            if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
+        ]
+        pieces += [
+            found
+            for piece in mended
             if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
         ]
         if not pieces:
