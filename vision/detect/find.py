@@ -3,6 +3,8 @@ touching cards, insets, full-resolution refinement."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import numpy.typing as npt
 
@@ -29,6 +31,10 @@ from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, whi
 from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
 
 __all__ = ["find_cards"]
+
+
+#: Smallest area of a card found inset in a white frame, as a share of the scene's median card.
+INSET_MIN_SHARE: Final = 0.65
 
 
 def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
@@ -142,6 +148,12 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             paper, content, _, _ = probe_scores(small, inner, focal=focal, centre=centre)
             inner_scores = aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
+            # Cards of one scene are about the same size: an inset far smaller than the
+            # scene's cards (the insets taken, the other cards as found) is the box around a
+            # card's symbols inside a card seen with its tray cell.
+            sizes = areas[kept].copy()
+            sizes[np.isin(kept, framed[ok])] = quad_area(inner[ok])
+            ok &= quad_area(inner) > INSET_MIN_SHARE * np.median(sizes)
             for idx in np.flatnonzero(ok):
                 inset[int(framed[idx])] = inner[idx]
     final = [
