@@ -27,7 +27,13 @@ from vision.detect.masks import candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
-from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, white_surround
+from vision.detect.scoring import (
+    MIN_SCORE,
+    dim_patches,
+    probe_scores,
+    score_candidates,
+    white_surround,
+)
 from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
 
 __all__ = ["find_cards"]
@@ -119,9 +125,16 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         s2[l2 < floor] = 0.0
         quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
+        level = np.concatenate([level, l2])
         outlines = outlines + o2
         single, kept = _select(small, quads, scores, min_score)
         areas = quad_area(quads)
+        median = float(np.median(areas[kept])) if len(kept) else None
+    # A patch of a dim uniform surface (a floor between the cards) is not paper.
+    patch = dim_patches(small, quads[kept], level[kept])
+    if patch.any():
+        scores[kept[patch]] = 0.0
+        single, kept = _select(small, quads, scores, min_score)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
     parents = fill >= 0.88  # a row of cards may touch the frame edge
