@@ -24,6 +24,7 @@ from vision.detect.geometry import (
     aspect_score,
     clockwise,
     corner_score,
+    intersect_sides,
     points_in_quads,
     quad_area,
 )
@@ -100,6 +101,19 @@ def _ink_placed(
     placed, short = placed[corner], short[corner]
     placed, _ = snap_sides(small, placed, -0.08 * short, 0.25 * short, centred=True)
     return placed, index[corner]
+
+
+def _parallel_missing(quads: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """(N, 4, 2) quads whose one side not found (``ok``: (N, 4) bool, three True per row) is
+    turned parallel to its opposite side about its own midpoint."""
+    point = 0.5 * (quads + np.roll(quads, -1, axis=1))  # side midpoints
+    direction = np.roll(quads, -1, axis=1) - quads
+    rows = np.arange(len(quads))
+    missing = np.argmin(ok, axis=1)
+    direction[rows, missing] = -direction[rows, (missing + 2) % 4]
+    corners = intersect_sides(point, direction)
+    finite = np.isfinite(corners).all(axis=(1, 2))
+    return np.where(finite[:, None, None], corners, quads)
 
 
 def _two_adjacent(ok: np.ndarray) -> np.ndarray:
@@ -255,6 +269,18 @@ def neighbour_cards(
         )
         reach = np.maximum(0.15 * short, 3.0)
         moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
+        # A hypothesis extrapolated from a seed whose outline is a little skewed (one side on
+        # a shadow's edge) is tilted: its far side may miss the edge's slope. A card's
+        # opposite sides run near parallel: with three sides found, the fourth is searched
+        # again parallel to its opposite.
+        three = np.flatnonzero(ok1.sum(axis=1) == 3)
+        if len(three):
+            again, ok_again = snap_sides(
+                small, _parallel_missing(moved[three], ok1[three]), -reach[three], reach[three],
+                centred=True,
+            )  # fmt: skip
+            fixed = ok_again.all(axis=1)
+            moved[three[fixed]], ok1[three[fixed]] = again[fixed], True
         edged = ok1.all(axis=1)  # every side must find its edge in both passes
         # A white card on a white surface may show two sides only (the lit ones vanish), and
         # a hypothesis a gap off may reach one of them: such hypotheses are placed by the ink
