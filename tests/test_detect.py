@@ -367,6 +367,14 @@ def test_lone_white_card_on_white_desk_found_from_its_symbols(count, angle):
     match(find_cards(_white_desk(truth, [card])), truth, 4.0)
 
 
+def test_small_white_card_on_white_desk_found_from_its_symbols():
+    # A card 55 working pixels tall (a far card): its faint sides are refined over a window of
+    # a few pixels at least, not over 5 % of its width (under 2 px).
+    card, _ = render_card(colour=(150, 50, 120), count=3, solid=False)
+    truth = [rect_quad(640, 360, 110, -25)]
+    match(find_cards(_white_desk(truth, [card])), truth, 4.0)
+
+
 def test_sticky_note_and_blank_sheet_on_white_desk_rejected():
     # Coloured and white card-sized paper on a white desk: no symbols inside.
     note = np.full((CARD_H, CARD_W, 3), (90, 220, 250), np.uint8)  # a yellow note
