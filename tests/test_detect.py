@@ -367,9 +367,48 @@ def test_lone_white_card_on_white_desk_found_from_its_symbols(count, angle):
     match(find_cards(_white_desk(truth, [card])), truth, 4.0)
 
 
+def test_small_white_card_on_white_desk_found_from_its_symbols():
+    # A card 55 working pixels tall (a far card): its faint sides are refined over a window of
+    # a few pixels at least, not over 5 % of its width (under 2 px).
+    card, _ = render_card(colour=(150, 50, 120), count=3, solid=False)
+    truth = [rect_quad(640, 360, 110, -25)]
+    match(find_cards(_white_desk(truth, [card])), truth, 4.0)
+
+
 def test_sticky_note_and_blank_sheet_on_white_desk_rejected():
     # Coloured and white card-sized paper on a white desk: no symbols inside.
     note = np.full((CARD_H, CARD_W, 3), (90, 220, 250), np.uint8)  # a yellow note
     blank = np.full((CARD_H, CARD_W, 3), 250, np.uint8)
     quads = [rect_quad(400, 360, 300, 0), rect_quad(880, 360, 300, 10)]
     assert len(find_cards(_white_desk(quads, [note, blank]))) == 0
+
+
+def _stadium(image: np.ndarray, cx: int, cy: int, r: int, half: int, colour) -> None:
+    """A filled upright stadium (a rectangle with round ends) on ``image`` (in place)."""
+    cv2.rectangle(image, (cx - r, cy - half), (cx + r, cy + half), colour, -1)
+    cv2.circle(image, (cx, cy - half), r, colour, -1)
+    cv2.circle(image, (cx, cy + half), r, colour, -1)
+
+
+def test_card_filling_its_tray_cell_is_not_cut_to_its_symbols():
+    # A white tray of 2 x 3 cells (grey cell walls), each holding a card of the tray's colour
+    # that fills it, so its own edge hardly shows. One card's three tall outlined symbols span
+    # a card-shaped box inside it: the card, the size of the others, is reported, not the box.
+    frame = np.full((720, 1280, 3), 225, np.uint8)
+    plain = np.full((CARD_H, CARD_W, 3), 225, np.uint8)
+    for fy in (0.36, 0.64):
+        cv2.ellipse(plain, (CARD_W // 2, int(fy * CARD_H)), (70, 28), 0, 0, 360, (40, 40, 220), -1)
+    tall = np.full((CARD_H, CARD_W, 3), 225, np.uint8)
+    for fx in (0.22, 0.5, 0.78):
+        _stadium(tall, int(fx * CARD_W), CARD_H // 2, 28, 110, (90, 40, 70))
+        _stadium(tall, int(fx * CARD_W), CARD_H // 2, 23, 110, (225, 225, 225))
+    mask = np.full((CARD_H, CARD_W), 255, np.uint8)
+    truth = []
+    for r in range(2):
+        for c in range(3):
+            quad = rect_quad(360 + c * 280, 200 + r * 330, 300, 0)
+            paste(frame, tall if (r, c) == (0, 1) else plain, mask, quad)
+            cell = quad.mean(axis=0) + 1.02 * (quad - quad.mean(axis=0))
+            cv2.polylines(frame, [np.round(cell).astype(np.int32)], True, (150, 140, 140), 3)
+            truth.append(quad)
+    match(find_cards(frame), truth, 4.0)

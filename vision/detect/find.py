@@ -3,6 +3,8 @@ touching cards, insets, full-resolution refinement."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import numpy.typing as npt
 
@@ -25,10 +27,20 @@ from vision.detect.masks import candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
-from vision.detect.scoring import MIN_SCORE, probe_scores, score_candidates, white_surround
-from vision.detect.select import grid_split, select_cards, split_at_notches
+from vision.detect.scoring import (
+    MIN_SCORE,
+    dim_patches,
+    probe_scores,
+    score_candidates,
+    white_surround,
+)
+from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
 
 __all__ = ["find_cards"]
+
+
+#: Smallest area of a card found inset in a white frame, as a share of the scene's median card.
+INSET_MIN_SHARE: Final = 0.65
 
 
 def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
@@ -93,11 +105,18 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         big = (scores < min_score) & ~cut & (fill < 0.93)
         big &= areas > (1.5 * median if median is not None else 4 * MIN_CARD_AREA)
         parents = [outlines[i] for i in np.flatnonzero(big)[:12]] + blobs[:12]
+        # A compact region that is not four-sided may also be one card cut by a faint line.
+        mended = [m for blob in blobs[:12] if (m := mend_cuts(blob)) is not None]
         blobs = []
         pieces = [
             found
             for outline in parents
             for piece in split_at_notches(outline, (sh, sw))
+            if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
+        ]
+        pieces += [
+            found
+            for piece in mended
             if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
         ]
         if not pieces:
@@ -106,9 +125,16 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         s2[l2 < floor] = 0.0
         quads, fill, cut = np.concatenate([quads, q2]), np.concatenate([fill, f2]), np.r_[cut, c2]
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
+        level = np.concatenate([level, l2])
         outlines = outlines + o2
         single, kept = _select(small, quads, scores, min_score)
         areas = quad_area(quads)
+        median = float(np.median(areas[kept])) if len(kept) else None
+    # A patch of a dim uniform surface (a floor between the cards) is not paper.
+    patch = dim_patches(small, quads[kept], level[kept])
+    if patch.any():
+        scores[kept[patch]] = 0.0
+        single, kept = _select(small, quads, scores, min_score)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
     parents = fill >= 0.88  # a row of cards may touch the frame edge
@@ -135,6 +161,12 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             paper, content, _, _ = probe_scores(small, inner, focal=focal, centre=centre)
             inner_scores = aspect_score(inner, focal, centre) * paper * content
             ok &= inner_scores >= max(min_score, 0.8)
+            # Cards of one scene are about the same size: an inset far smaller than the
+            # scene's cards (the insets taken, the other cards as found) is the box around a
+            # card's symbols inside a card seen with its tray cell.
+            sizes = areas[kept].copy()
+            sizes[np.isin(kept, framed[ok])] = quad_area(inner[ok])
+            ok &= quad_area(inner) > INSET_MIN_SHARE * np.median(sizes)
             for idx in np.flatnonzero(ok):
                 inset[int(framed[idx])] = inner[idx]
     final = [

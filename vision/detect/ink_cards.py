@@ -47,6 +47,8 @@ _HEIGHT_GUESS: Final = 1.4
 #: Tilts of the sides searched (see :func:`vision.detect.lines.snap_lines`): up to about 17
 #: degrees off square to the symbols, as a card's long sides lean in a slanted view.
 _TILTS: Final = np.linspace(-0.3, 0.3, 21)
+#: The unit square (corners clockwise from the origin).
+_UNIT_SQUARE: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
 #: At most this many groups are tried (the largest symbols first).
 _MAX_GROUPS: Final = 30
 
@@ -170,6 +172,32 @@ def _mirror_missing(quads: np.ndarray, ok: np.ndarray, centres: np.ndarray) -> n
     return out
 
 
+def _crowded(quads: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """(N,) bool: a symbol-like blob lies just outside the quad, nearer than a neighbouring
+    card's symbols can be (words on a printed page crowd round; cards lie a gap apart).
+
+    In each quad's own frame (perspective undone, the card 1 x 1), a neighbouring card's
+    symbols lie over 1 from the card's middle across it (a card's width and a gap) and over
+    0.74 along it (a card's height and a gap, less 0.3 for its outer symbol); a blob within
+    0.9 across and 0.65 along, outside the card, crowds it.
+
+    Args:
+        quads: (N, 4, 2) clockwise card quads.
+        marks: (M, 2) centres of the symbol-like blobs (the card's own among them).
+    """
+    out = np.zeros(len(quads), dtype=bool)
+    if len(marks) == 0:
+        return out
+    for i, quad in enumerate(quads):
+        to_unit = cv2.getPerspectiveTransform(quad.astype(np.float32), _UNIT_SQUARE)
+        u, v = (cv2.perspectiveTransform(marks[None].astype(np.float32), to_unit)[0] - 0.5).T
+        if np.linalg.norm(quad[1] - quad[0]) > np.linalg.norm(quad[2] - quad[1]):
+            u, v = v, u  # u across the card (its short side), v along it
+        outside = (np.abs(u) > 0.5) | (np.abs(v) > 0.5)
+        out[i] = bool((outside & (np.abs(u) < 0.9) & (np.abs(v) < 0.65)).any())
+    return out
+
+
 def ink_cards(
     small: np.ndarray,
     taken: np.ndarray,
@@ -273,7 +301,9 @@ def ink_cards(
     quads, width = quads[bright], width[bright]
     if len(quads) == 0:
         return empty
-    quads, ok = snap_lines(grey, quads, 0.05 * width)
+    # (At least 6 px each way: a faint side's edge is blurred over a few pixels, and a
+    # narrower window around it holds no flat profile to stand out from, as on a far card.)
+    quads, ok = snap_lines(grey, quads, np.maximum(0.05 * width, 6.0))
     quads = np.array([clockwise(q) for q in quads]).reshape(-1, 4, 2)
     x, y = quads[..., 0], quads[..., 1]
     inside_frame = ((x >= 1) & (x <= w - 2) & (y >= 1) & (y <= h - 2)).all(axis=1)
@@ -281,6 +311,10 @@ def ink_cards(
     keep = (ok.sum(axis=1) >= 3) & inside_frame & (area >= min_card_area)
     keep &= (area > 0.6 * width**2 * LONG_OVER_SHORT) & (area < 1.6 * width**2 * LONG_OVER_SHORT)
     quads = quads[keep]
+    if len(quads) == 0:
+        return empty
+    # Blank surface round a card: no other symbol-like blob close outside it.
+    quads = quads[~_crowded(quads, np.array([s[0] for s in symbols]))]
     if len(quads) == 0:
         return empty
     shape = aspect_score(quads, focal, centre) * corner_score(quads)

@@ -24,6 +24,7 @@ from vision.detect.geometry import (
     aspect_score,
     clockwise,
     corner_score,
+    intersect_sides,
     points_in_quads,
     quad_area,
 )
@@ -51,6 +52,9 @@ _INK_OFFSET: Final = 0.05
 #: Smallest median saturation of that ink above the paper's (SET symbols are red, green or
 #: purple; thin outlines at working resolution reach ~0.08, stone veins and grain ~0.02).
 _INK_COLOUR: Final = 0.05
+#: Surface grey level under this share of the cards' paper: a dark table (on it, a card's side
+#: is a step down going outwards).
+_DARK_TABLE: Final = 0.9
 _UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
 #: The unit card shifted right, left, down and up by 1 + each gap: (1, 4 x gaps x 4, 2).
 _SHIFTED: Final = np.concatenate(
@@ -100,6 +104,19 @@ def _ink_placed(
     placed, short = placed[corner], short[corner]
     placed, _ = snap_sides(small, placed, -0.08 * short, 0.25 * short, centred=True)
     return placed, index[corner]
+
+
+def _parallel_missing(quads: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """(N, 4, 2) quads whose one side not found (``ok``: (N, 4) bool, three True per row) is
+    turned parallel to its opposite side about its own midpoint."""
+    point = 0.5 * (quads + np.roll(quads, -1, axis=1))  # side midpoints
+    direction = np.roll(quads, -1, axis=1) - quads
+    rows = np.arange(len(quads))
+    missing = np.argmin(ok, axis=1)
+    direction[rows, missing] = -direction[rows, (missing + 2) % 4]
+    corners = intersect_sides(point, direction)
+    finite = np.isfinite(corners).all(axis=(1, 2))
+    return np.where(finite[:, None, None], corners, quads)
 
 
 def _two_adjacent(ok: np.ndarray) -> np.ndarray:
@@ -159,11 +176,9 @@ def _tint(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return colour / np.maximum(colour.sum(axis=1, keepdims=True), 1.0), colour.min(axis=1)
 
 
-def _brighter_sides(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
-    """(N,) how many sides of each quad have the paper just inside at least about as bright
-    (darkest channel, median of 8 points) as the surface just outside."""
-    if len(quads) == 0:
-        return np.zeros(0, dtype=int)
+def _side_levels(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 4) grey levels (darkest channel, median of 8 points) of the paper just inside each
+    side of each quad and of the surface just outside it."""
     centres = quads.mean(axis=1, keepdims=True)[:, :, None, :]  # (N, 1, 1, 2)
     t = np.linspace(0.15, 0.85, 8)
     a, b = quads, np.roll(quads, -1, axis=1)
@@ -172,8 +187,24 @@ def _brighter_sides(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
     flat = pts.reshape(-1, 8, 2).astype(np.float32)
     vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
     lum = vals.min(axis=2).astype(np.float64).reshape(len(quads), 2, 4, 8)
-    inner, outer = np.median(lum[:, 0], axis=2), np.median(lum[:, 1], axis=2)
+    return np.median(lum[:, 0], axis=2), np.median(lum[:, 1], axis=2)
+
+
+def _brighter_sides(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N,) how many sides of each quad have the paper just inside at least about as bright
+    as the surface just outside."""
+    if len(quads) == 0:
+        return np.zeros(0, dtype=int)
+    inner, outer = _side_levels(small, quads)
     return (inner >= 0.95 * outer).sum(axis=1)
+
+
+def _dark_table(small: np.ndarray, seeds: np.ndarray) -> bool:
+    """The found cards lie on a surface clearly darker than their paper: the surface just
+    outside at least three sides of most of them is under :data:`_DARK_TABLE` of the paper's
+    grey level."""
+    inner, outer = _side_levels(small, seeds)
+    return bool(np.median((outer < _DARK_TABLE * inner).sum(axis=1)) >= 3)
 
 
 def _within(quads: np.ndarray, w: int, h: int, margin: float) -> np.ndarray:
@@ -221,6 +252,10 @@ def neighbour_cards(
     # A detection far from the size of a hypothesis (the box around a card's symbols, a tray
     # cell around a card) does not block it; a hypothesis nested with it replaces it.
     replaced: list[int] = []
+    # On a table darker than the cards, a card's side is a step down going outwards: the near
+    # edge of the gap to a neighbour, not its far edge (the stronger one beside a card in a
+    # shadow).
+    dark_table = _dark_table(small, seeds)
     for _ in range(_ROUNDS):
         if len(seeds) == 0:
             break
@@ -254,7 +289,19 @@ def neighbour_cards(
             np.linalg.norm(hyp[:, 2] - hyp[:, 1], axis=1),
         )
         reach = np.maximum(0.15 * short, 3.0)
-        moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True)
+        moved, ok1 = snap_sides(small, hyp, -reach, reach, centred=True, darker_out=dark_table)
+        # A hypothesis extrapolated from a seed whose outline is a little skewed (one side on
+        # a shadow's edge) is tilted: its far side may miss the edge's slope. A card's
+        # opposite sides run near parallel: with three sides found, the fourth is searched
+        # again parallel to its opposite.
+        three = np.flatnonzero(ok1.sum(axis=1) == 3)
+        if len(three):
+            again, ok_again = snap_sides(
+                small, _parallel_missing(moved[three], ok1[three]), -reach[three], reach[three],
+                centred=True, darker_out=dark_table,
+            )  # fmt: skip
+            fixed = ok_again.all(axis=1)
+            moved[three[fixed]], ok1[three[fixed]] = again[fixed], True
         edged = ok1.all(axis=1)  # every side must find its edge in both passes
         # A white card on a white surface may show two sides only (the lit ones vanish), and
         # a hypothesis a gap off may reach one of them: such hypotheses are placed by the ink

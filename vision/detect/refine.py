@@ -46,14 +46,17 @@ def snap_sides(
     *,
     centred: bool,
     min_step: float = 4.0,
+    darker_out: bool | np.ndarray = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Move each side of each clockwise quad to the strongest edge at offsets [lo, hi] px.
 
     Offsets are along the side's outward normal (negative: inwards); all sides of all quads
     are sampled with one ``cv2.remap`` (``SAMPLES`` profiles of ``STEPS`` points per side).
     With ``centred`` the search favours small moves (a Gaussian weight). An edge is a step of
-    at least ``min_step`` grey levels between samples. A side whose edge is unclear, or whose
-    new line is not parallel to it, keeps its old line.
+    at least ``min_step`` grey levels between samples; with ``darker_out`` (bool, or (N,) bool
+    per quad), only a step down in grey level going outwards counts (paper inside, a darker
+    table outside: not the far edge of the gap to a neighbouring card). A side whose edge is
+    unclear, or whose new line is not parallel to it, keeps its old line.
 
     Returns:
         (quads moved (N, 4, 2), (N, 4) bool: the side found an edge).
@@ -90,7 +93,11 @@ def snap_sides(
     lum = cv2.min(cv2.min(prof[..., 0], prof[..., 1]), prof[..., 2]).astype(np.int16)
     lum = lum.reshape(4 * n, SAMPLES, STEPS)
     warm = (prof[..., 2].astype(np.int16) - prof[..., 0]).reshape(4 * n, SAMPLES, STEPS)
-    grad = np.maximum(np.abs(np.diff(lum, axis=2)), np.abs(np.diff(warm, axis=2)))
+    step_lum = np.diff(lum, axis=2)
+    grad = np.maximum(np.abs(step_lum), np.abs(np.diff(warm, axis=2)))
+    down = np.repeat(np.broadcast_to(np.asarray(darker_out, dtype=bool), (n,)), 4)
+    if down.any():
+        grad[down] = np.maximum(-step_lum[down], 0)
     if centred:
         mids = (u[:-1] + u[1:]) - 1.0  # -1 .. 1
         wgrad = grad * np.exp(-0.5 * (mids / 0.6) ** 2)[None, None, :]

@@ -14,6 +14,7 @@ from vision.detect.select import dedupe
 
 __all__ = [
     "MIN_SCORE",
+    "dim_patches",
     "ink_centres",
     "ink_offset",
     "probe_scores",
@@ -38,6 +39,12 @@ _SYMBOL_CHROMA: Final = 0.08
 #: pclewis shadow photos: a hand's shadow on warm-lit paper reaches ~0.3 there (0.38 to 0.42
 #: without the paper as white); printed red, green and purple 0.65 to 0.8.
 _INK_TINT: Final = 0.36
+
+
+#: A card's paper under this share of the scene's median card paper level (darkest channel) is
+#: dim: measured on the annotated photos, true cards on a surface as bright as themselves reach
+#: 0.68 at least (cards in a hand's shadow go down to 0.39, but on a darker table).
+_DIM_SHARE: Final = 0.6
 
 
 def _probe_masks() -> tuple[np.ndarray, np.ndarray]:
@@ -273,3 +280,30 @@ def white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
     lum = vals.min(axis=2).astype(np.float32).reshape(len(quads), 2, 32)
     out_l, in_l = np.median(lum[:, 0], axis=1), np.median(lum[:, 1], axis=1)
     return out_l >= 0.85 * in_l
+
+
+def dim_patches(small: np.ndarray, quads: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """(N,) bool: each found card is a patch of a surface darker than the scene's cards.
+
+    Paper is the brightest surface around a card: a quad whose "paper" is far darker than the
+    scene's other cards (under :data:`_DIM_SHARE` of their median level), whose surroundings
+    are as bright as it (:func:`white_surround`: no edge of its own, a patch of a uniform
+    floor or cloth) and which holds nothing coloured like a symbol (grain, streaks) is not a
+    card. A card in a shadow on a white desk keeps its coloured symbols.
+
+    Args:
+        small: the working image, BGR uint8 (H, W, 3).
+        quads: (N, 4, 2) clockwise quads of the found cards (working pixels).
+        level: (N,) their paper's grey level (darkest channel, from :func:`probe_scores`).
+    """
+    out = np.zeros(len(quads), dtype=bool)
+    if len(quads) < 2:
+        return out
+    dim = np.flatnonzero(level < _DIM_SHARE * float(np.median(level)))
+    if len(dim) == 0:
+        return out
+    dim = dim[white_surround(small, quads[dim])]
+    if len(dim):
+        offset, _ = ink_offset(small, quads[dim])
+        out[dim[offset >= 1.0]] = True  # no coloured ink at all
+    return out

@@ -7,9 +7,10 @@ import cv2
 import numpy as np
 
 from vision.detect.geometry import inset, points_in_quads, quad_area, rect_ratio
+from vision.detect.masks import KERNEL5
 from vision.warp import CARD_ASPECT
 
-__all__ = ["dedupe", "grid_split", "select_cards", "split_at_notches"]
+__all__ = ["dedupe", "grid_split", "mend_cuts", "select_cards", "split_at_notches"]
 
 
 def select_cards(
@@ -162,3 +163,35 @@ def split_at_notches(contour: np.ndarray, shape: tuple[int, int]) -> list[np.nda
     if len(pieces) < 2:
         return []
     return [piece + offset for piece in pieces]
+
+
+def mend_cuts(contour: np.ndarray) -> np.ndarray | None:
+    """The region's outline with thin cuts (up to ~4 px wide) into it bridged, or None where
+    there are none.
+
+    A faint line (a shadow's edge, a crease) can run from a card's edge to a symbol's outline,
+    joining the symbol to the outside: the region is the card less that symbol, deeply
+    notched, and not four-sided. Closing the filled region (5 x 5) bridges such a cut where it
+    meets the edge; the outer outline then runs round the symbol as a hole. Gaps between two
+    cards or a card and the table are wider and stay open.
+
+    Args:
+        contour: (P, 1, 2) int32 region outline (``cv2.findContours``).
+
+    Returns:
+        (Q, 1, 2) int32 outline of the mended region, or None if closing adds under 5 % to
+        its area.
+    """
+    x, y, bw, bh = cv2.boundingRect(contour)
+    pad = 3
+    offset = np.array([x - pad, y - pad])
+    mask = np.zeros((bh + 2 * pad, bw + 2 * pad), np.uint8)
+    cv2.drawContours(mask, [contour - offset], -1, 255, -1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, KERNEL5)
+    pieces, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not pieces:
+        return None
+    mended = max(pieces, key=cv2.contourArea)
+    if cv2.contourArea(mended) < 1.05 * cv2.contourArea(contour):
+        return None
+    return mended + offset

@@ -1,0 +1,43 @@
+"""Unit tests of the region mending in vision.detect.select."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.detect.select import mend_cuts
+
+
+def _outline(mask: np.ndarray) -> np.ndarray:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    return max(contours, key=cv2.contourArea)
+
+
+def _card_with_symbol(cut_width: int) -> np.ndarray:
+    """A 100 x 150 card region with a symbol's outline (a ring, its inside apart) joined to the
+    card's left edge by a cut ``cut_width`` px wide: the region less the symbol, notched."""
+    mask = np.zeros((200, 160), np.uint8)
+    cv2.rectangle(mask, (30, 25), (129, 174), 255, -1)
+    cv2.ellipse(mask, (80, 100), (30, 14), 0, 0, 360, 0, -1)  # symbol (ring and inside)
+    cv2.rectangle(mask, (30, 100 - cut_width // 2), (52, 100 + (cut_width - 1) // 2), 0, -1)
+    return mask
+
+
+def test_thin_cut_to_a_symbol_is_bridged():
+    mask = _card_with_symbol(3)
+    outline = _outline(mask)
+    assert cv2.contourArea(outline) < 0.9 * 100 * 150
+    mended = mend_cuts(outline)
+    assert mended is not None
+    x, y, w, h = cv2.boundingRect(mended)
+    assert (x, y, w, h) == cv2.boundingRect(outline)
+    # The symbol is a hole of the mended region, not a notch in its outline.
+    assert cv2.contourArea(mended) > 0.97 * 99 * 149
+
+
+def test_region_without_cuts_and_wide_gap_are_left_alone():
+    plain = np.zeros((200, 160), np.uint8)
+    cv2.rectangle(plain, (30, 25), (129, 174), 255, -1)
+    assert mend_cuts(_outline(plain)) is None
+    # A gap as wide as the one between two cards is not a cut.
+    assert mend_cuts(_outline(_card_with_symbol(9))) is None
