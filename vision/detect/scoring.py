@@ -189,7 +189,9 @@ def _probe_ink(
     # Colour judged against the paper's own (each channel over the paper's): a shadow on the
     # paper keeps roughly the paper's tint, however warm the light; a printed symbol does not.
     balanced = probes.astype(np.float32) / np.maximum(ref, 1.0)[:, None, None, :]
-    b_top, b_low = balanced.max(axis=3), balanced.min(axis=3)
+    # Channel by channel: a reduction over a last axis of 3 costs ~50x as much in NumPy.
+    b, g, r = balanced[..., 0], balanced[..., 1], balanced[..., 2]
+    b_top, b_low = np.maximum(np.maximum(b, g), r), np.minimum(np.minimum(b, g), r)
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
     ink = (rel < 0.86) | (tinted > _INK_TINT)
     ink |= lum < 0.45 * lo[:, None, None]
