@@ -300,7 +300,8 @@ def white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
     inside = centres + 0.92 * (edge - centres)
     pts = np.stack([outside, inside], axis=1).astype(np.float32)  # (N, 2, 32, 2)
     flat = pts.reshape(-1, 32, 2)
-    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
-    lum = vals.min(axis=2).astype(np.float32).reshape(len(quads), 2, 32)
-    out_l, in_l = np.median(lum[:, 0], axis=1), np.median(lum[:, 1], axis=1)
-    return out_l >= 0.85 * in_l
+    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)  # (2N, 32, 3)
+    lum = np.minimum(np.minimum(vals[..., 0], vals[..., 1]), vals[..., 2])
+    # Medians of the 32 darkest channels outside and inside (float32, as np.median of them).
+    level = hist_median(_row_histograms(lum)).astype(np.float32).reshape(len(quads), 2)
+    return level[:, 0] >= 0.85 * level[:, 1]
