@@ -8,7 +8,7 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import aspect_score, corner_score, ramp, rect_ratio
+from vision.detect.geometry import NEXT, aspect_score, corner_score, ramp, rect_ratio
 from vision.detect.masks import KERNEL7
 from vision.detect.select import dedupe
 from vision.warp import hist_median
@@ -172,7 +172,7 @@ def _probe_ink(
     if ratio is None:
         ratio = rect_ratio(quads, None, np.zeros(2))
     wide = ratio > 1.0
-    quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
+    quads = np.where(wide[:, None, None], quads[:, NEXT], quads)  # short edge first
     probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
     for i, quad in enumerate(quads.astype(np.float32)):
         hom = cv2.getPerspectiveTransform(quad, _PROBE_TARGET)
@@ -293,7 +293,7 @@ def white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     centres = quads.mean(axis=1, keepdims=True)
     t = np.linspace(0.1, 0.9, 8)
-    a, b = quads, np.roll(quads, -1, axis=1)
+    a, b = quads, quads[:, NEXT]
     edge = a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]  # (N,4,8,2)
     edge = edge.reshape(len(quads), -1, 2)
     outside = centres + 1.1 * (edge - centres)
