@@ -75,11 +75,9 @@ def score_candidates(
     cut = np.array([c[2] for c in cands], dtype=bool)
     # A region clipped by the frame edge counts only if it still has a card's shape (the card
     # is cut by a few pixels at most); it is reported as partial.
-    aspect = np.where(
-        cut,
-        aspect_score(quads, focal, centre, strict=True),
-        aspect_score(quads, focal, centre),
-    )
+    aspect = aspect_score(quads, focal, centre)
+    if cut.any():
+        aspect[cut] = aspect_score(quads[cut], focal, centre, strict=True)
     pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
     # A card cut by the frame is cut by a few pixels along one or two edges; a region running
     # out of three or four of them is the surface (a white sill seen in a close-up: omega697
@@ -131,7 +129,7 @@ def probe_scores(
     if n == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
     ratio = _probe_ratio(quads, focal, centre)
-    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio)
+    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio, chroma=False)
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
     band_ink = ink[:, _BAND].mean(axis=1)
     inner_ink = ink[:, _INNER].mean(axis=1)
@@ -162,12 +160,16 @@ def _probe_ratio(quads: np.ndarray, focal: float | None, centre: np.ndarray | No
 
 
 def _probe_ink(
-    small: np.ndarray, quads: np.ndarray, ratio: np.ndarray | None = None
+    small: np.ndarray,
+    quads: np.ndarray,
+    ratio: np.ndarray | None = None,
+    *,
+    chroma: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each quad (N >= 1) warped upright (short side first, by ``ratio``, width/height, when
     given) to a tiny probe: the quads in that order, (N, H, W) bool ink, (N,) the paper's
-    darkest channel, (N,) its saturation and (N, H, W) float32 each pixel's saturation above
-    the paper's."""
+    darkest channel, (N,) its saturation and (N, H, W) float64 each pixel's saturation above
+    the paper's (empty, shape (0,), unless ``chroma``)."""
     n = len(quads)
     if ratio is None:
         ratio = rect_ratio(quads, None, np.zeros(2))
@@ -191,8 +193,6 @@ def _probe_ink(
     sat = (hi - lo) / np.maximum(hi, 1.0)
     lum = lum8.astype(np.float32)
     rel = lum / np.maximum(local.astype(np.float32), 1.0)
-    top = np.maximum(np.maximum(blue, green), red).astype(np.float32)
-    chroma = (top - lum) / np.maximum(top, 1.0)
     # Colour judged against the paper's own (each channel over the paper's): a shadow on the
     # paper keeps roughly the paper's tint, however warm the light; a printed symbol does not.
     paper = np.maximum(ref, 1.0).T[:, :, None, None]  # (3, n, 1, 1) float64
@@ -201,7 +201,11 @@ def _probe_ink(
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
     ink = (rel < 0.86) | (tinted > _INK_TINT)
     ink |= lum < 0.45 * lo[:, None, None]
-    return quads, ink, lo, sat, chroma - sat[:, None, None]
+    if not chroma:
+        return quads, ink, lo, sat, np.zeros(0)
+    top = np.maximum(np.maximum(blue, green), red).astype(np.float32)
+    saturation = (top - lum) / np.maximum(top, 1.0)
+    return quads, ink, lo, sat, saturation - sat[:, None, None]
 
 
 def _close_each(images: np.ndarray) -> np.ndarray:
