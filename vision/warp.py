@@ -19,6 +19,7 @@ __all__ = [
     "CROP_HEIGHT",
     "CROP_WIDTH",
     "PAPER_LEVEL",
+    "hist_median",
     "paper_mask",
     "warp_cards",
     "white_balance",
@@ -179,17 +180,16 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     n, h, w = batch.shape[:3]
     index = _band_index(h, w)
     band = np.take(batch.reshape(n, h * w, 3), index, axis=1)  # (N, P, 3) uint8
-    luma = band[..., 0].astype(np.int64) + band[..., 1] + band[..., 2]  # 0..765
+    planes = np.ascontiguousarray(band.reshape(-1, 3).T)  # (3, N * P)
+    luma = (planes[0].astype(np.intp) + planes[1] + planes[2]).reshape(n, -1)  # 0..765
     rows = np.arange(n)[:, None]
-    cut = _hist_median(np.bincount((luma + rows * 766).ravel(), minlength=n * 766).reshape(n, 766))
-    # The brighter pixels, gathered once (uint8) with their card's histogram offset.
-    picked = np.flatnonzero(luma >= cut[:, None])
-    bright = band.reshape(-1, 3)[picked]  # (M, 3) uint8
-    offset = (picked // band.shape[1]) * 256
+    cut = hist_median(np.bincount((luma + rows * 766).ravel(), minlength=n * 766).reshape(n, 766))
+    # Histogram bins of the brighter pixels: 256 per card; the darker ones all fall past them.
+    base = np.where(luma >= cut[:, None], rows * 256, n * 256).ravel()
     refs = np.empty((n, 3), dtype=np.float32)
     for c in range(3):
-        hist = np.bincount(bright[:, c] + offset, minlength=n * 256).reshape(n, 256)
-        refs[:, c] = _hist_median(hist)
+        hist = np.bincount(planes[c] + base, minlength=(n + 1) * 256)
+        refs[:, c] = hist_median(hist[: n * 256].reshape(n, 256))
     gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
     levels = np.arange(256, dtype=np.float32)[None, :, None]
     tables = np.clip(levels * gains[:, None, :], 0, 255).astype(np.uint8)  # (N, 256, 3)
@@ -200,7 +200,7 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     return out[0] if single else out
 
 
-def _hist_median(hist: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+def hist_median(hist: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """Row medians (M,) from integer histograms (M, L), equal to ``np.median`` of the values
     (the mean of the two middle values for an even count)."""
     total = hist.sum(axis=1)

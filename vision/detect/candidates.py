@@ -222,8 +222,12 @@ def _prepare(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     points = points.astype(np.float64)
     centre = points.mean(axis=0)
     local = points - centre
-    x, y = local[:, 0], local[:, 1]
-    return local, np.stack([np.ones_like(x), x, y, x * x, y * y, x * y], axis=1), centre
+    moments = np.empty((len(local), 6))
+    moments[:, 0] = 1.0
+    moments[:, 1:3] = local
+    moments[:, 3:5] = local * local
+    moments[:, 5] = local[:, 0] * local[:, 1]
+    return local, moments, centre
 
 
 def _fit_sides(
@@ -248,20 +252,23 @@ def _fit_sides(
         project[0, i], project[1, i], project[0, 4 + i], project[1, 4 + i] = dx, dy, dy, -dx
         offset[i], offset[4 + i] = ax * dx + ay * dy, ax * dy - ay * dx
         lengths[i] = length
-    size = np.array(lengths)
-    along = points @ project
-    along -= offset
-    t, signed = along[:, :4], along[:, 4:]
+    size = np.array(lengths)[:, None]
+    # (8, P): each point's position along each side, then its signed offset from it; rows are
+    # contiguous (comparisons on (P, 4) column views cost twice as much).
+    along = (points @ project).T.copy()
+    along -= np.array(offset)[:, None]
+    t, signed = along[:4], along[4:]
     sel = (t > 0.15 * size) & (t < 0.85 * size) & (np.abs(signed) < 2.0 + reach * size)
     if reach > 0.05:
         for i in range(4):
-            side = sel[:, i]
+            side = sel[i]
             if np.count_nonzero(side) < 2:
                 return None
-            off = signed[:, i]
-            sel[:, i] = side & (np.abs(off - np.median(off[side])) < 2.0 + 0.02 * lengths[i])
+            off = signed[i]
+            sel[i] = side & (np.abs(off - np.median(off[side])) < 2.0 + 0.02 * lengths[i])
     lines = []
-    for n, sx, sy, sxx, syy, sxy in (sel.T.astype(np.float64) @ moments).tolist():
+    # Column-major selection: the same product, term for term, as before this layout change.
+    for n, sx, sy, sxx, syy, sxy in (np.asfortranarray(sel, np.float64) @ moments).tolist():
         if n < 2:
             return None
         mx, my = sx / n, sy / n

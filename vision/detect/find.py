@@ -90,13 +90,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     quads, fill, cut, outlines, scores, upright, level = score_candidates(
         small, cands, focal, centre, min_score
     )
-    single, kept = _select(small, quads, scores, min_score)
+    single, kept, kept_white = _select(small, quads, scores, min_score)
     # Paper is the brightest surface of its neighbourhood: a "card" far darker than the other
     # cards (a patch of a dark mat, a phone) is not one; a card in shadow is ~half as bright.
     floor = 0.35 * float(np.median(level[kept])) if len(kept) else 0.0
     if len(kept) and (level[kept] < floor).any():
         scores[level < floor] = 0.0
-        single, kept = _select(small, quads, scores, min_score)
+        single, kept, kept_white = _select(small, quads, scores, min_score)
     areas = quad_area(quads)
     median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards that are not aligned (so no grid split applies): cut each large region
@@ -127,14 +127,14 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         scores, upright = np.concatenate([scores, s2]), np.r_[upright, u2]
         level = np.concatenate([level, l2])
         outlines = outlines + o2
-        single, kept = _select(small, quads, scores, min_score)
+        single, kept, kept_white = _select(small, quads, scores, min_score)
         areas = quad_area(quads)
         median = float(np.median(areas[kept])) if len(kept) else None
     # A patch of a dim uniform surface (a floor between the cards) is not paper.
     patch = dim_patches(small, quads[kept], level[kept])
     if patch.any():
         scores[kept[patch]] = 0.0
-        single, kept = _select(small, quads, scores, min_score)
+        single, kept, kept_white = _select(small, quads, scores, min_score)
         median = float(np.median(areas[kept])) if len(kept) else None
     # Touching cards whose seam is invisible: split card-grid shaped regions into cells.
     parents = fill >= 0.88  # a row of cards may touch the frame edge
@@ -152,7 +152,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     # A card inside a larger white frame (a tray cell, a box lid) whose own edge is too faint
     # to close a region: look for a card-shaped quad inset in each found quad.
     inset = {}
-    framed = kept[white_surround(small, quads[kept]) & ~cut[kept]] if len(kept) else kept
+    framed = kept[kept_white & ~cut[kept]]
     if len(framed):
         inner, ok = inner_cards(small, quads[framed])
         if ok.any():
@@ -238,12 +238,14 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
 
 def _select(
     small: np.ndarray, quads: np.ndarray, scores: np.ndarray, min_score: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the candidates scoring at least ``min_score``, and of those kept by
-    :func:`vision.detect.select.select_cards` (no composites, nesting or duplicates)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of the candidates scoring at least ``min_score``, of those kept by
+    :func:`vision.detect.select.select_cards` (no composites, nesting or duplicates), and
+    (len(kept),) bool :func:`~vision.detect.scoring.white_surround` of the kept ones."""
     single = np.flatnonzero(scores >= min_score)
     framed = white_surround(small, quads[single])
-    return single, single[select_cards(quads[single], scores[single], framed=framed)]
+    chosen = select_cards(quads[single], scores[single], framed=framed)
+    return single, single[chosen], framed[chosen]
 
 
 def _finish(

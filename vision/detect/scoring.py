@@ -8,9 +8,10 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import aspect_score, corner_score, ramp, rect_ratio
+from vision.detect.geometry import NEXT, aspect_score, corner_score, ramp, rect_ratio
 from vision.detect.masks import KERNEL7
 from vision.detect.select import dedupe
+from vision.warp import hist_median
 
 __all__ = [
     "MIN_SCORE",
@@ -58,6 +59,9 @@ def _probe_masks() -> tuple[np.ndarray, np.ndarray]:
 _INNER, _BAND = _probe_masks()
 
 
+_BAND_INDEX: Final = np.flatnonzero(_BAND)  # flat pixel indices of the band in a probe
+
+
 _PROBE_TARGET: Final = np.array(
     [[0, 0], [_PROBE_W - 1, 0], [_PROBE_W - 1, _PROBE_H - 1], [0, _PROBE_H - 1]], np.float32
 )
@@ -78,11 +82,9 @@ def score_candidates(
     cut = np.array([c[2] for c in cands], dtype=bool)
     # A region clipped by the frame edge counts only if it still has a card's shape (the card
     # is cut by a few pixels at most); it is reported as partial.
-    aspect = np.where(
-        cut,
-        aspect_score(quads, focal, centre, strict=True),
-        aspect_score(quads, focal, centre),
-    )
+    aspect = aspect_score(quads, focal, centre)
+    if cut.any():
+        aspect[cut] = aspect_score(quads[cut], focal, centre, strict=True)
     pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
     # A card cut by the frame is cut by a few pixels along one or two edges; a region running
     # out of three or four of them is the surface (a white sill seen in a close-up: omega697
@@ -134,7 +136,7 @@ def probe_scores(
     if n == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
     ratio = _probe_ratio(quads, focal, centre)
-    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio)
+    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio, chroma=False)
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
     band_ink = ink[:, _BAND].mean(axis=1)
     inner_ink = ink[:, _INNER].mean(axis=1)
@@ -165,42 +167,75 @@ def _probe_ratio(quads: np.ndarray, focal: float | None, centre: np.ndarray | No
 
 
 def _probe_ink(
-    small: np.ndarray, quads: np.ndarray, ratio: np.ndarray | None = None
+    small: np.ndarray,
+    quads: np.ndarray,
+    ratio: np.ndarray | None = None,
+    *,
+    chroma: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each quad (N >= 1) warped upright (short side first, by ``ratio``, width/height, when
     given) to a tiny probe: the quads in that order, (N, H, W) bool ink, (N,) the paper's
-    darkest channel, (N,) its saturation and (N, H, W) float32 each pixel's saturation above
-    the paper's."""
+    darkest channel, (N,) its saturation and (N, H, W) float64 each pixel's saturation above
+    the paper's (empty, shape (0,), unless ``chroma``)."""
     n = len(quads)
     if ratio is None:
         ratio = rect_ratio(quads, None, np.zeros(2))
     wide = ratio > 1.0
-    quads = np.where(wide[:, None, None], np.roll(quads, -1, axis=1), quads)  # short edge first
+    quads = np.where(wide[:, None, None], quads[:, NEXT], quads)  # short edge first
     probes = np.empty((n, _PROBE_H, _PROBE_W, 3), np.uint8)
-    lum8 = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
-    local = np.empty((n, _PROBE_H, _PROBE_W), np.uint8)
-    for i, quad in enumerate(quads):
-        hom = cv2.getPerspectiveTransform(quad.astype(np.float32), _PROBE_TARGET)
-        probes[i] = cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), flags=cv2.INTER_LINEAR)
-        lum8[i] = np.minimum(np.minimum(probes[i, ..., 0], probes[i, ..., 1]), probes[i, ..., 2])
-        # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
-        # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
-        local[i] = cv2.morphologyEx(lum8[i], cv2.MORPH_CLOSE, KERNEL7)
-    ref = np.median(probes[:, _BAND], axis=1)  # (n, 3)
+    for i, quad in enumerate(quads.astype(np.float32)):
+        hom = cv2.getPerspectiveTransform(quad, _PROBE_TARGET)
+        cv2.warpPerspective(small, hom, (_PROBE_W, _PROBE_H), probes[i], flags=cv2.INTER_LINEAR)
+    # Channel planes (3, N, H, W), contiguous: NumPy's strided and mixed-type paths cost several
+    # times as much on these small arrays.
+    planes = np.ascontiguousarray(probes.transpose(3, 0, 1, 2))
+    blue, green, red = planes
+    lum8 = np.minimum(np.minimum(blue, green), red)
+    # A closing fills thin dark strokes (outlines, stripes) but keeps the step of a shadow
+    # edge, so ``rel`` below is low on strokes only; solid symbols are caught by colour.
+    local = _close_each(lum8)
+    band = planes.reshape(3 * n, -1)[:, _BAND_INDEX]
+    ref = hist_median(_row_histograms(band)).reshape(3, n).T  # (n, 3), as np.median
     lo, hi = ref.min(axis=1), ref.max(axis=1)
     sat = (hi - lo) / np.maximum(hi, 1.0)
     lum = lum8.astype(np.float32)
     rel = lum / np.maximum(local.astype(np.float32), 1.0)
-    top = np.maximum(np.maximum(probes[..., 0], probes[..., 1]), probes[..., 2]).astype(np.float32)
-    chroma = (top - lum) / np.maximum(top, 1.0)
     # Colour judged against the paper's own (each channel over the paper's): a shadow on the
     # paper keeps roughly the paper's tint, however warm the light; a printed symbol does not.
-    balanced = probes.astype(np.float32) / np.maximum(ref, 1.0)[:, None, None, :]
-    b_top, b_low = balanced.max(axis=3), balanced.min(axis=3)
+    paper = np.maximum(ref, 1.0).T[:, :, None, None]  # (3, n, 1, 1) float64
+    b, g, r = blue / paper[0], green / paper[1], red / paper[2]
+    b_top, b_low = np.maximum(np.maximum(b, g), r), np.minimum(np.minimum(b, g), r)
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
     ink = (rel < 0.86) | (tinted > _INK_TINT)
     ink |= lum < 0.45 * lo[:, None, None]
-    return quads, ink, lo, sat, chroma - sat[:, None, None]
+    if not chroma:
+        return quads, ink, lo, sat, np.zeros(0)
+    top = np.maximum(np.maximum(blue, green), red).astype(np.float32)
+    saturation = (top - lum) / np.maximum(top, 1.0)
+    return quads, ink, lo, sat, saturation - sat[:, None, None]
+
+
+def _close_each(images: np.ndarray) -> np.ndarray:
+    """Each (H, W) uint8 image of a stack (N, H, W) closed by a 7 x 7 square, as one
+    ``cv2.morphologyEx(image, cv2.MORPH_CLOSE, KERNEL7)`` per image does, in one call pair.
+
+    The images are stacked with 3-row gaps: zeros for the dilation (as the dilation's own border
+    value), then 255 for the erosion (the erosion's), so no image reaches another.
+    """
+    n, h, w = images.shape
+    gap = KERNEL7.shape[0] // 2
+    stack = np.zeros((n, h + gap, w), np.uint8)
+    stack[:, :h] = images
+    grown = cv2.dilate(stack.reshape(-1, w), KERNEL7).reshape(n, h + gap, w)
+    grown[:, h:] = 255
+    return cv2.erode(grown.reshape(-1, w), KERNEL7).reshape(n, h + gap, w)[:, :h]
+
+
+def _row_histograms(values: np.ndarray) -> np.ndarray:
+    """(M, 256) int64 histogram of each row of a (M, P) uint8 array."""
+    m = len(values)
+    offset = (np.arange(m) * 256)[:, None]
+    return np.bincount((values + offset).ravel(), minlength=m * 256).reshape(m, 256)
 
 
 def ink_centres(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -269,17 +304,18 @@ def white_surround(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     centres = quads.mean(axis=1, keepdims=True)
     t = np.linspace(0.1, 0.9, 8)
-    a, b = quads, np.roll(quads, -1, axis=1)
+    a, b = quads, quads[:, NEXT]
     edge = a[:, :, None, :] + t[None, None, :, None] * (b - a)[:, :, None, :]  # (N,4,8,2)
     edge = edge.reshape(len(quads), -1, 2)
     outside = centres + 1.1 * (edge - centres)
     inside = centres + 0.92 * (edge - centres)
     pts = np.stack([outside, inside], axis=1).astype(np.float32)  # (N, 2, 32, 2)
     flat = pts.reshape(-1, 32, 2)
-    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)
-    lum = vals.min(axis=2).astype(np.float32).reshape(len(quads), 2, 32)
-    out_l, in_l = np.median(lum[:, 0], axis=1), np.median(lum[:, 1], axis=1)
-    return out_l >= 0.85 * in_l
+    vals = cv2.remap(small, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR)  # (2N, 32, 3)
+    lum = np.minimum(np.minimum(vals[..., 0], vals[..., 1]), vals[..., 2])
+    # Medians of the 32 darkest channels outside and inside (float32, as np.median of them).
+    level = hist_median(_row_histograms(lum)).astype(np.float32).reshape(len(quads), 2)
+    return level[:, 0] >= 0.85 * level[:, 1]
 
 
 def dim_patches(small: np.ndarray, quads: np.ndarray, level: np.ndarray) -> np.ndarray:
