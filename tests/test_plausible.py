@@ -13,8 +13,6 @@ from tests.test_detect import CARD_H, CARD_W, match, paste, rect_quad, render_ca
 from vision.detect import find_cards
 from vision.detect.plausible import MIN_SIZE, colourless, plausible, size_ratios
 
-FOCAL = 0.85 * 1280
-CENTRE = np.array([640.0, 360.0])
 COLOURS = [(40, 40, 220), (60, 160, 40), (140, 40, 120)]  # BGR red, green, purple
 
 
@@ -48,7 +46,7 @@ def _row_with(extra: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, list[np.
 def _without_step(monkeypatch: pytest.MonkeyPatch, frame: np.ndarray) -> int:
     """Detections of ``frame`` with the plausibility step switched off."""
     with monkeypatch.context() as m:
-        m.setattr(find_module, "keep_plausible", lambda small, final, short, *_: (final, short))
+        m.setattr(find_module, "keep_plausible", lambda small, final, short: (final, short))
         return len(find_cards(frame))
 
 
@@ -70,8 +68,8 @@ def test_greyscale_photo_keeps_its_colourless_cards():
     frame, truth = _row_with(_grey_print(), rect_quad(1080, 360, 300, 0))
     grey = cv2.cvtColor(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
     quads = np.array(truth + [rect_quad(1080, 360, 300, 0)], np.float64)
-    assert not colourless(grey, quads, FOCAL, CENTRE).any()
-    assert colourless(frame, quads, FOCAL, CENTRE).tolist() == [False, False, False, True]
+    assert not colourless(grey, quads).any()
+    assert colourless(frame, quads).tolist() == [False, False, False, True]
     assert len(find_cards(grey)) == 4
 
 
@@ -79,7 +77,7 @@ def test_lone_grey_card_kept():
     # A lone card, or a grey one beside nothing coloured, has no scene to be judged against.
     frame, _ = _row_with(_grey_print(), rect_quad(1080, 360, 300, 0))
     quad = rect_quad(1080, 360, 300, 0)[None].astype(np.float64)
-    assert plausible(frame, quad, np.zeros(1, bool), FOCAL, CENTRE).tolist() == [True]
+    assert plausible(frame, quad, np.zeros(1, bool)).tolist() == [True]
 
 
 def test_lone_card_and_a_few_cards_kept():

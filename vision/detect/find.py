@@ -202,7 +202,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         extra, extra_scores = ink_cards(small, taken, focal, centre, min_score, MIN_CARD_AREA)
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
-    final, short_first = keep_plausible(small, final, short_first, focal, centre)
+    final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first)
 
 

@@ -28,17 +28,18 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.colour import symbol_colours
-from vision.detect.geometry import order_corners, quad_area
+from vision.detect.geometry import quad_area
 from vision.warp import warp_cards
 
 __all__ = ["colourless", "keep_plausible", "plausible", "size_ratios"]
 
 #: Ink chroma (CIELAB, :func:`vision.colour.symbol_colours`) under which a detection shows no
 #: coloured ink. Synthetic grey-printed paper and blank patches measure 0.0-0.03 (no ink pixel
-#: at all); real cards in a coloured scene measure 4.6 and up (a washed-out purple card, nakkstar123
-#: IMG_6052); real cards measuring under 1 (glare-washed purple, pclewis) sit in scenes whose other
-#: cards' median is at most 13.6.
-GREY_CHROMA: Final = 1.0
+#: at all); the faintest real or synthetic cards in a coloured scene 1.3 (a card in deep shadow,
+#: synthetic ``shadow``), 4.6 (a washed-out purple card, nakkstar123 IMG_6052); real cards
+#: measuring under 1 (glare-washed purple, pclewis) sit in scenes whose other cards' median is at
+#: most 13.6. Bounds from 0.1 to 1.2 drop and keep the same detections.
+GREY_CHROMA: Final = 0.5
 #: Median ink chroma of the other detections from which a scene counts as coloured. Synthetic
 #: scenes with a colourless false positive: 39.6-58.3; real photos holding a real card under
 #: 2.5: 11.9-17.1 (IMG_6057, pclewis glare); real per-photo medians: quartiles 26, 31, 38.
@@ -64,8 +65,6 @@ def keep_plausible(
     small: npt.NDArray[np.uint8],
     final: list[tuple[np.ndarray, float, bool]],
     short_first: npt.NDArray[np.bool_],
-    focal: float,
-    centre: npt.NDArray[np.float64],
 ) -> tuple[list[tuple[np.ndarray, float, bool]], npt.NDArray[np.bool_]]:
     """The detections of :func:`vision.detect.find_cards` that pass :func:`plausible`.
 
@@ -73,7 +72,6 @@ def keep_plausible(
         small: (h, w, 3) uint8 BGR working image.
         final: detections ``(quad (4, 2) working px, score, partial)``.
         short_first: (N,) bool per detection, kept in step with ``final``.
-        focal: focal length in working px; centre: (2,) principal point.
 
     Returns:
         ``(final, short_first)`` without the implausible detections.
@@ -82,7 +80,7 @@ def keep_plausible(
         return final, short_first
     quads = np.array([f[0] for f in final], dtype=np.float64)
     partial = np.array([f[2] for f in final], dtype=bool)
-    keep = plausible(small, quads, partial, focal, centre)
+    keep = plausible(small, quads, partial)
     return [f for f, k in zip(final, keep) if k], short_first[keep]
 
 
@@ -90,8 +88,6 @@ def plausible(
     small: npt.NDArray[np.uint8],
     quads: npt.NDArray[np.float64],
     partial: npt.NDArray[np.bool_],
-    focal: float,
-    centre: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.bool_]:
     """(N,) bool: each detection is plausibly a SET card of this scene.
 
@@ -101,9 +97,8 @@ def plausible(
         small: (h, w, 3) uint8 BGR working image.
         quads: (N, 4, 2) float64 detections in working px, corners in any order.
         partial: (N,) bool, the detection is cut by the frame edge.
-        focal: focal length in working px; centre: (2,) principal point.
     """
-    keep = ~colourless(small, quads, focal, centre)
+    keep = ~colourless(small, quads)
     bound = np.where(partial[keep], MIN_SIZE_PARTIAL, MIN_SIZE)
     idx = np.flatnonzero(keep)
     keep[idx] = size_ratios(quads[idx]) >= bound
@@ -111,10 +106,7 @@ def plausible(
 
 
 def colourless(
-    small: npt.NDArray[np.uint8],
-    quads: npt.NDArray[np.float64],
-    focal: float,
-    centre: npt.NDArray[np.float64],
+    small: npt.NDArray[np.uint8], quads: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.bool_]:
     """(N,) bool: the detection's ink has no colour (chroma under :data:`GREY_CHROMA`) while
     the median ink chroma of the other detections is at least :data:`COLOURED_SCENE`.
@@ -126,8 +118,7 @@ def colourless(
     n = len(quads)
     if n < 2:
         return np.zeros(n, dtype=bool)
-    ordered = order_corners(quads, focal=focal, centre=(float(centre[0]), float(centre[1])))
-    chroma = symbol_colours(warp_cards(small, ordered, size=CROP)).chroma
+    chroma = symbol_colours(warp_cards(small, _short_first(quads), size=CROP)).chroma
     others = np.array([np.median(np.delete(chroma, i)) for i in range(n)])
     return (chroma < GREY_CHROMA) & (others >= COLOURED_SCENE)
 
@@ -169,3 +160,15 @@ def size_ratios(quads: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         else:
             return ratio
     return np.array([(root[i] / np.median(np.delete(root, i))) ** 3 for i in range(n)])
+
+
+def _short_first(quads: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """(N, 4, 2) float32 corners in cyclic order about their centre, edge 0-1 a short one: all an
+    ink crop needs (which short edge is on top, or a mirror image, changes no colour), at a
+    twentieth of :func:`vision.detect.geometry.order_corners`' cost."""
+    offset = quads - quads.mean(axis=1, keepdims=True)
+    order = np.argsort(np.arctan2(offset[..., 1], offset[..., 0]), axis=1)
+    q = np.take_along_axis(quads, order[..., None], axis=1)
+    side = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)  # side i: corner i to i + 1
+    long_first = side[:, 0] + side[:, 2] > side[:, 1] + side[:, 3]
+    return np.where(long_first[:, None, None], np.roll(q, -1, axis=1), q).astype(np.float32)
