@@ -38,22 +38,24 @@ __all__ = ["colourless", "keep_plausible", "plausible", "size_ratios"]
 #: at all); the faintest real or synthetic cards in a coloured scene 1.3 (a card in deep shadow,
 #: synthetic ``shadow``), 4.6 (a washed-out purple card, nakkstar123 IMG_6052); real cards
 #: measuring under 1 (glare-washed purple, pclewis) sit in scenes whose other cards' median is at
-#: most 13.6. Bounds from 0.1 to 1.2 drop and keep the same detections.
+#: most 13.6. Bounds from 0.5 to 1.2 drop and keep the same detections (0.1 lets one sheet through).
 GREY_CHROMA: Final = 0.5
 #: Median ink chroma of the other detections from which a scene counts as coloured. Synthetic
 #: scenes with a colourless false positive: 39.6-58.3; real photos holding a real card under
 #: 2.5: 11.9-17.1 (IMG_6057, pclewis glare); real per-photo medians: quartiles 26, 31, 38.
+#: Bounds from 20 to 30 give the same result (35 keeps a real wood patch, koff IMG08, at 33.3).
 COLOURED_SCENE: Final = 25.0
 #: Smallest area of a detection over the scene's card area at its place (leave-one-out fit,
 #: :func:`size_ratios`). Synthetic false positives off the cards (box labels, clutter): 0.22-0.36
 #: whole; real cards: 0.69 and up (angle.jpg, a steep table; set-5-random-tilt, 5 cards: 0.72),
 #: synthetic cards 0.89 and up (at a 45-degree tilt the areas span 0.47-2.47 of the median, the
-#: fit takes that out). Any bound from 0.4 to 0.6 drops and keeps the same detections.
+#: fit takes that out). Bounds from 0.4 to 0.6 drop and keep the same detections.
 MIN_SIZE: Final = 0.5
 #: The same for a detection cut by the frame edge (partial), whose visible area is only part of
 #: a card: real cut cards measure 0.41 (maormagori IMG_6439, cut by a third) and 0.61; cut
-#: synthetic box labels 0.17-0.39. Bounds from 0.27 to 0.38 give the same result.
-MIN_SIZE_PARTIAL: Final = 0.3
+#: synthetic box labels 0.17-0.39. Bounds from 0.3 to 0.35 give the same result (0.27 lets a cut
+#: label through, 0.38 drops one more); the middle keeps the real cut card's margin.
+MIN_SIZE_PARTIAL: Final = 0.33
 #: Fewest detections agreeing with a plane fit of the card size (else the median is used):
 #: each is judged by a fit on the others, which needs more than the plane's 3 parameters.
 MIN_FIT: Final = 5
