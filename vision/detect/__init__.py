@@ -27,7 +27,11 @@ How it works (contour-based, OpenCV only):
    must find two sides meeting at a corner); such a quad also replaces a
    nested detection of another size (the box around a card's symbols) or one skewed against
    it (a side on a shadow edge). See :mod:`vision.detect.neighbours`.
-6. Corners: the sides are refitted to the straight parts of the outline (rounded corners
+6. Plausibility against the scene: a detection whose ink has no colour while the others' is
+   clearly coloured (grey print on paper), or far smaller than the scene's cards where it lies
+   (a box's label; the card size fitted over the table, perspective included), is dropped.
+   See :mod:`vision.detect.plausible`.
+7. Corners: the sides are refitted to the straight parts of the outline (rounded corners
    excluded: corners are where the straight edges meet), then refined on the full-resolution
    frame by locating the edge along short profiles across each side and fitting a line, so
    crops of 12 MP photos stay sharp.

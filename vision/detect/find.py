@@ -25,6 +25,7 @@ from vision.detect.geometry import (
 from vision.detect.ink_cards import ink_cards
 from vision.detect.masks import candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
+from vision.detect.plausible import keep_plausible
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
 from vision.detect.scoring import (
@@ -233,6 +234,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         extra, extra_scores = ink_cards(small, taken, focal, centre, min_score, MIN_CARD_AREA)
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
+    final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first)
 
 
