@@ -36,3 +36,47 @@ def test_benchmark_missing_model_is_one_line(benchmark, capsys, tmp_path) -> Non
     err = capsys.readouterr().err
     assert "--model: model file" in err and "does not exist" in err
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def evaluate():
+    return load_script("evaluate")
+
+
+@pytest.fixture(scope="module")
+def eval_detection():
+    return load_script("eval_detection")
+
+
+def test_evaluate_refuses_a_negative_limit(evaluate, capsys) -> None:
+    # --limit -1 took truths[:-1]: every photo but the last, silently.
+    with pytest.raises(SystemExit) as exit_:
+        evaluate.main(["--limit", "-1"])
+    assert exit_.value.code == 2
+    assert "--limit: must be at least 0" in capsys.readouterr().err
+
+
+def test_evaluation_scripts_without_the_shared_photos_say_so(
+    evaluate, eval_detection, capsys, monkeypatch, tmp_path
+) -> None:
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("SETVISION_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(SystemExit) as exit_:
+        evaluate.main([])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "shared datasets not found" in err and "Traceback" not in err
+    result = CliRunner().invoke(eval_detection.app, [])
+    assert result.exit_code == 2
+    assert "shared datasets not found" in result.stderr and result.exception is not None
+    assert isinstance(result.exception, SystemExit)  # not the SetVisionError it was
+
+
+def test_eval_detection_names_an_unknown_source(eval_detection) -> None:
+    # A typo in --source said only "no annotated photos selected".
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(eval_detection.app, ["--source", "gractang", "--source", "nosuch"])
+    assert result.exit_code == 2
+    assert "no annotated photos of nosuch" in result.stderr and "gractang" in result.stderr
