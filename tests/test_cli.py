@@ -111,3 +111,26 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "1 red solid oval" in done.stdout and done.stderr == ""
+
+
+def test_an_os_error_names_its_file_in_plain_words(capsys: pytest.CaptureFixture[str]) -> None:
+    # A photo in a folder the user cannot enter gave "[Errno 13] Permission denied: 'a/b.jpg'".
+    import errno
+
+    import typer
+
+    from vision.cli import user_errors
+
+    @user_errors
+    def denied() -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", "a/b.jpg")
+
+    @user_errors
+    def ours() -> None:
+        raise FileNotFoundError("a/b.jpg: no such file or folder")  # the project's own words
+
+    for func, line in ((denied, "a/b.jpg: permission denied"), (ours, "a/b.jpg: no such file")):
+        with pytest.raises(typer.Exit) as exit_:
+            func()
+        assert exit_.value.exit_code == 2
+        assert capsys.readouterr().err.startswith(f"setvision: error: {line}")

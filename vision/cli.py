@@ -52,11 +52,20 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
             _silence_stdout()
             raise typer.Exit(1) from None
         except (SetVisionError, ValueError, FileNotFoundError, OSError) as exc:
-            raise fail(str(exc)) from None
+            raise fail(_message(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted", code=130) from None
 
     return wrapper
+
+
+def _message(exc: Exception) -> str:
+    """The one-line message for ``exc``: an OSError raised by Python itself (``[Errno 13]
+    Permission denied: 'a/b.jpg'``) is given as ``a/b.jpg: permission denied``."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        reason = exc.strerror[:1].lower() + exc.strerror[1:]
+        return f"{exc.filename}: {reason}"
+    return str(exc)
 
 
 def _silence_stdout() -> None:
