@@ -432,3 +432,21 @@ def test_a_photo_named_twice_is_read_once(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.count("4 cards, 1 SET") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg", "table.sets.jpg"]
+
+
+def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Piped or logged, rich assumed 80 columns and wrapped the note "uncertain, duplicate
+    # reading" (and long labels) over two lines. The fake rows are shorter than real ones
+    # (76 characters): rich is told 60 columns here, as it assumes 80 for a pipe.
+    monkeypatch.setenv("COLUMNS", "60")
+    twice = [SET_CARDS[2], SET_CARDS[1], SET_CARDS[2]]
+    src = photo(tmp_path / "dup.jpg", twice)
+    result = run(str(src), "--no-image", "--mixed-decks", "--uncertain-below", "1")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "row 1, col" in line]
+    assert len(rows) == 3
+    assert all("3 purple solid ovals" in row for row in (rows[0], rows[2]))
+    assert "uncertain, duplicate reading" in rows[0]
+    assert max(len(line) for line in result.stdout.splitlines()) > 60

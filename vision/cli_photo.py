@@ -161,7 +161,10 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)
+    # Not a terminal (a file, a pipe, a log): no width to fit, so cells are not wrapped (rich
+    # assumes 80 columns there and split "2 green striped squiggles" over two lines).
+    width = None if sys.stdout.isatty() else 1000
+    console = Console(highlight=False, soft_wrap=True, width=width)
     cards = result["cards"]
     sets = result["sets"]
     head = f"[bold]{result['image']}[/bold]: "
