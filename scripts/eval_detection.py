@@ -187,6 +187,9 @@ def main(
     """Precision, recall and corner error of vision.detect.find_cards on the annotated photos."""
     if not annotations.is_dir():
         raise typer.BadParameter(f"{annotations} is not a folder", param_hint="'--annotations'")
+    if save_failures is not None and save_failures.exists() and not save_failures.is_dir():
+        # Checked now: its mkdir (and FileExistsError) came after every photo had been read.
+        raise typer.BadParameter(f"{save_failures} is not a folder", param_hint="'--save-failures'")
     photos = load_annotations(annotations, reviewed_only=not include_unreviewed)
     if source:
         known = sorted({p.source for p in photos})

@@ -442,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--save", type=Path, help="draw every scene that is not right here")
     args = parser.parse_args(argv)
+    if args.save is not None and args.save.exists() and not args.save.is_dir():
+        # Checked now: the drawing (and its FileExistsError) came after every scene had run.
+        parser.error(f"argument --save: {args.save} is not a folder")
     from vision.classify import CardClassifier
 
     try:

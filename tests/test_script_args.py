@@ -79,4 +79,23 @@ def test_eval_detection_names_an_unknown_source(eval_detection) -> None:
 
     result = CliRunner().invoke(eval_detection.app, ["--source", "gractang", "--source", "nosuch"])
     assert result.exit_code == 2
-    assert "no annotated photos of nosuch" in result.stderr and "gractang" in result.stderr
+    err = " ".join(result.stderr.replace("│", " ").split())  # rich boxes and wraps it
+    assert "no annotated photos of nosuch" in err and "gractang" in err
+
+
+def test_a_file_given_as_the_drawing_folder_is_refused_first(
+    eval_detection, capsys, tmp_path
+) -> None:
+    # --save / --save-failures naming a file ended in FileExistsError, after the whole run.
+    from typer.testing import CliRunner
+
+    synthetic = load_script("eval_synthetic")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    with pytest.raises(SystemExit) as exit_:
+        synthetic.main(["--only", "default", "--save", str(a_file)])
+    assert exit_.value.code == 2 and "is not a folder" in capsys.readouterr().err
+    result = CliRunner().invoke(eval_detection.app, ["--save-failures", str(a_file)])
+    assert result.exit_code == 2
+    assert "is not a folder" in " ".join(result.stderr.replace("│", " ").split())  # boxed, wrapped
+    assert a_file.read_text() == "mine"
