@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -76,11 +77,29 @@ def stats(values: list[float]) -> tuple[float, float]:
     return float(np.median(values)), float(np.percentile(values, 95))
 
 
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low`` (``--repeats 0`` ended in an UnboundLocalError,
+    ``--real -1`` silently took all photos but one, ``--jobs 0`` ran a pool of 0)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--real", type=int, default=8, help="how many ~2 MP real photos")
-    parser.add_argument("--jobs", type=int, default=2, help="pool size for the throughput run")
+    parser.add_argument("--repeats", type=at_least(1), default=5)
+    parser.add_argument("--real", type=at_least(0), default=8, help="how many ~2 MP real photos")
+    parser.add_argument(
+        "--jobs", type=at_least(1), default=2, help="pool size for the throughput run"
+    )
     parser.add_argument("--model", default=None)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -88,9 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     from vision.batch import PhotoJob, process_photos
     from vision.classify import CardClassifier
+    from vision.errors import SetVisionError
     from vision.pipeline import process_photo
 
-    classifier = CardClassifier(args.model, threads=1)
+    try:
+        classifier = CardClassifier(args.model, threads=1)
+    except SetVisionError as error:  # a missing or corrupt --model: one line, not a traceback
+        parser.error(f"--model: {error}")
     report: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         groups = rendered_photos(Path(tmp))

@@ -32,6 +32,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from vision.data import shared_datasets  # noqa: E402
+from vision.errors import SetVisionError  # noqa: E402
 from vision.evaluation import (  # noqa: E402
     IOU_THRESHOLD,
     DetectionScore,
@@ -179,15 +180,33 @@ def main(
     include_unreviewed: Annotated[
         bool, typer.Option(help="Also use photos not yet reviewed.")
     ] = False,
-    threshold: Annotated[float, typer.Option(help="IoU needed for a match.")] = IOU_THRESHOLD,
+    threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="IoU needed for a match.")
+    ] = IOU_THRESHOLD,
 ) -> None:
     """Precision, recall and corner error of vision.detect.find_cards on the annotated photos."""
+    if not annotations.is_dir():
+        raise typer.BadParameter(f"{annotations} is not a folder", param_hint="'--annotations'")
+    if save_failures is not None and save_failures.exists() and not save_failures.is_dir():
+        # Checked now: its mkdir (and FileExistsError) came after every photo had been read.
+        raise typer.BadParameter(f"{save_failures} is not a folder", param_hint="'--save-failures'")
     photos = load_annotations(annotations, reviewed_only=not include_unreviewed)
     if source:
+        known = sorted({p.source for p in photos})
+        unknown = sorted(set(source) - set(known))
+        if unknown:  # a typo selected nothing and said only "no annotated photos selected"
+            raise typer.BadParameter(
+                f"no annotated photos of {', '.join(unknown)}; sources: {', '.join(known)}",
+                param_hint="'--source'",
+            )
         photos = [p for p in photos if p.source in set(source)]
     if not photos:
-        raise typer.BadParameter("no annotated photos selected")
-    data = shared_datasets()
+        raise typer.BadParameter(f"no annotated photos in {annotations}")
+    try:
+        data = shared_datasets()
+    except SetVisionError as error:  # no shared photos here: one line, not a traceback
+        typer.echo(f"eval_detection.py: error: {error}", err=True)
+        raise typer.Exit(2) from None
     assert data is not None
     scores, found, times = evaluate(photos, data, threshold)
     result = report(scores, times)

@@ -416,16 +416,35 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"{result['seconds']} s")
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low`` (0 scenes divided by zero, a negative seed
+    failed in numpy, both with a traceback)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenes-per-condition", type=int, default=4, metavar="N")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scenes-per-condition", type=_at_least(1), default=4, metavar="N")
+    parser.add_argument("--seed", type=_at_least(0), default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
         "--only", action="append", metavar="CONDITION", help="a condition or group (repeatable)"
     )
     parser.add_argument("--save", type=Path, help="draw every scene that is not right here")
     args = parser.parse_args(argv)
+    if args.save is not None and args.save.exists() and not args.save.is_dir():
+        # Checked now: the drawing (and its FileExistsError) came after every scene had run.
+        parser.error(f"argument --save: {args.save} is not a folder")
     from vision.classify import CardClassifier
 
     try:

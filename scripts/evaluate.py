@@ -189,11 +189,25 @@ def variants(table) -> dict[str, list[Card]]:  # noqa: ANN001 - vision.pipeline.
     }
 
 
+def _non_negative(text: str) -> int:
+    """An argparse type: a whole number >= 0 (``--limit -1`` silently left out the last
+    photo)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--source", action="append", help="only these sources (repeatable)")
     parser.add_argument("--model", default=None, help="classifier .onnx (default: packaged)")
-    parser.add_argument("--limit", type=int, default=0, help="at most this many photos")
+    parser.add_argument(
+        "--limit", type=_non_negative, default=0, help="at most this many photos (0: all)"
+    )
     parser.add_argument("--no-annotations", action="store_true", help="shared labels only")
     parser.add_argument(
         "--cv", action="store_true",
@@ -210,16 +224,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from vision.classify import CardClassifier
+    from vision.errors import SetVisionError
     from vision.pipeline import process_photo
 
-    root = shared_datasets()
+    try:
+        root = shared_datasets()
+    except SetVisionError as error:  # no shared photos here: one line, not a traceback
+        parser.error(str(error))
     assert root is not None
     truths = load_truth(root, not args.no_annotations)
     if args.source:
+        known = sorted({t.source for t in truths})
+        unknown = sorted(set(args.source) - set(known))
+        if unknown:  # a typo printed an empty table, numpy warnings and "median nan ms"
+            parser.error(f"--source: no labelled photos of {', '.join(unknown)}; sources: "
+                         f"{', '.join(known)}")  # fmt: skip
         truths = [t for t in truths if t.source in args.source]
     if args.limit:
         truths = truths[: args.limit]
-    classifier = CardClassifier(args.model)
+    try:
+        classifier = CardClassifier(args.model)
+    except SetVisionError as error:  # a missing or corrupt --model: one line
+        parser.error(f"--model: {error}")
     cv: dict[str, CardClassifier] = {}
     if args.cv:
         sys.path.insert(0, str(ROOT / "scripts"))

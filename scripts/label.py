@@ -1083,10 +1083,13 @@ def set_attrs(
     """Record a card's attributes (parsed with vision.cards.parse_card)."""
     from vision.cards import parse_card
 
+    try:
+        card = parse_card(text)
+    except ValueError as error:  # a typo was a ValueError traceback
+        raise typer.BadParameter(str(error), param_hint="'TEXT'") from None
     store = Store(annotations, data)
     entry = _photo_or_fail(store, photo)
     _index_or_fail(entry, index)
-    card = parse_card(text)
     attrs: dict[str, Any] = {}
     for key in ATTRIBUTES:
         value = getattr(card, key)

@@ -68,3 +68,69 @@ def test_abort_and_exit_through_the_entry(
         else:
             assert run([]) == code
             assert capsys.readouterr().err == "setvision: error: aborted\n"
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # `setvision sets ... | head -1` printed "setvision: error: [Errno 32] Broken pipe" (exit 2)
+    # while `setvision photo ... | head -1` ended silently with 1 (rich's own handling).
+    import itertools
+    import subprocess
+    import sys
+
+    cards = [
+        f"{n} {c} {f} {s}"
+        for n, c, s, f in itertools.product(
+            "123", ("red", "green", "purple"), ("oval", "diamond", "squiggle"),
+            ("solid", "striped", "open"),
+        )
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vision.cli", "sets", *cards],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after one line, like `head -1`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    # `python -m vision.cli` ran this module as __main__ and cli_photo's `from vision.cli import`
+    # then loaded it a second time, half-initialised: an ImportError traceback.
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "vision.cli", "sets", "1 red solid oval"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 red solid oval" in done.stdout and done.stderr == ""
+
+
+def test_an_os_error_names_its_file_in_plain_words(capsys: pytest.CaptureFixture[str]) -> None:
+    # A photo in a folder the user cannot enter gave "[Errno 13] Permission denied: 'a/b.jpg'".
+    import errno
+
+    import typer
+
+    from vision.cli import user_errors
+
+    @user_errors
+    def denied() -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", "a/b.jpg")
+
+    @user_errors
+    def ours() -> None:
+        raise FileNotFoundError("a/b.jpg: no such file or folder")  # the project's own words
+
+    for func, line in ((denied, "a/b.jpg: permission denied"), (ours, "a/b.jpg: no such file")):
+        with pytest.raises(typer.Exit) as exit_:
+            func()
+        assert exit_.value.exit_code == 2
+        assert capsys.readouterr().err.startswith(f"setvision: error: {line}")

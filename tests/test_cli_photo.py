@@ -104,6 +104,27 @@ def test_no_copy_written_into_a_read_only_folder(tmp_path: Path) -> None:
         folder.chmod(0o755)
 
 
+def test_summary_counts_photos_read_without_a_copy_as_processed(tmp_path: Path) -> None:
+    # Photos read and reported whose copy could not be written were summed up as "0 of 2
+    # photos processed, 2 failed" (a read-only dataset folder): they were processed.
+    folder = tmp_path / "dataset"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    photo(folder / "b.jpg", NO_SET)
+    (folder / "c.jpg").write_bytes(b"\xff\xd8\xff\xe0 broken")
+    folder.chmod(0o555)
+    try:
+        result = run(str(folder))
+    finally:
+        folder.chmod(0o755)
+    assert result.exit_code == 2
+    assert "4 cards, 1 SET" in result.stdout and "3 cards, 0 SETs" in result.stdout
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary == (
+        "2 of 3 photos processed, 1 failed, no annotated copy written for 2 (see the errors above)"
+    )
+
+
 def test_a_hard_link_to_an_input_photo_is_not_written_over(tmp_path: Path) -> None:
     src = photo(tmp_path / "table.jpg")
     link = tmp_path / "other.jpg"
@@ -411,3 +432,21 @@ def test_a_photo_named_twice_is_read_once(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.count("4 cards, 1 SET") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg", "table.sets.jpg"]
+
+
+def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Piped or logged, rich assumed 80 columns and wrapped the note "uncertain, duplicate
+    # reading" (and long labels) over two lines. The fake rows are shorter than real ones
+    # (76 characters): rich is told 60 columns here, as it assumes 80 for a pipe.
+    monkeypatch.setenv("COLUMNS", "60")
+    twice = [SET_CARDS[2], SET_CARDS[1], SET_CARDS[2]]
+    src = photo(tmp_path / "dup.jpg", twice)
+    result = run(str(src), "--no-image", "--mixed-decks", "--uncertain-below", "1")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "row 1, col" in line]
+    assert len(rows) == 3
+    assert all("3 purple solid ovals" in row for row in (rows[0], rows[2]))
+    assert "uncertain, duplicate reading" in rows[0]
+    assert max(len(line) for line in result.stdout.splitlines()) > 60

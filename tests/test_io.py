@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -209,3 +210,31 @@ def test_damaged_jpeg_is_refused_without_library_noise(tmp_path, capfd) -> None:
     with pytest.raises(SetVisionError, match="is damaged"):
         load_image(path)
     assert capfd.readouterr().err == ""
+
+
+def test_limit_message_tells_a_near_limit_apart() -> None:
+    # 1,920,000 pixels against a limit of 1,919,999: both round to 1.92 MP, so the message
+    # gives the exact counts instead of "1.92 MP ... more than the 1.92 MP limit".
+    data = encode(np.zeros((1200, 1600, 3), np.uint8))
+    with pytest.raises(SetVisionError) as caught:
+        load_image(data, max_pixels=1_919_999)
+    assert "1,920,000 pixels" in str(caught.value) and "1,919,999-pixel limit" in str(caught.value)
+    with pytest.raises(SetVisionError) as tiny:
+        load_image(data, max_pixels=1)
+    assert "e-0" not in str(tiny.value) and "1-pixel limit" in str(tiny.value)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_a_device_is_refused_without_reading_it() -> None:
+    # /dev/zero reports size 0 and never ends: reading it used to fill memory (15 GB in 15 s).
+    with pytest.raises(SetVisionError, match="not a regular file"):
+        load_image("/dev/zero")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    # Opening a pipe with no writer blocks for ever; it is refused from its mode instead.
+    fifo = tmp_path / "photo.jpg"
+    os.mkfifo(fifo)
+    with pytest.raises(SetVisionError, match="not a regular file"):
+        load_image(fifo)

@@ -223,3 +223,19 @@ def test_index_out_of_range(photo_dir: Path, tmp_path: Path) -> None:
         ["remove-card", "two.png", "5", "--annotations", str(ann), "--data", str(photo_dir)],
     )
     assert result.exit_code != 0 and "out of range" in result.output
+
+
+def test_set_attrs_with_unreadable_text_is_a_usage_error(photo_dir: Path, tmp_path: Path) -> None:
+    # A typo in the card text was a ValueError traceback (exit code 1); the file is untouched.
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *[str(v) for v in CARD.ravel()])
+    before = (tmp_path / "ann" / "synth.json").read_bytes()
+    ann = tmp_path / "ann"
+    result = runner.invoke(
+        label.app,
+        ["set-attrs", "two.png", "0", "2 blue solid ovals", "--annotations", str(ann),
+         "--data", str(photo_dir)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown word 'blue'" in " ".join(result.output.replace("│", " ").split())
+    assert not isinstance(result.exception, ValueError)
+    assert (tmp_path / "ann" / "synth.json").read_bytes() == before

@@ -57,6 +57,23 @@ def test_conditions_are_selected_by_name_or_group(synthetic) -> None:
         synthetic.select(["moonlight"])
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scenes-per-condition", "0"], "must be at least 1"),
+        (["--scenes-per-condition", "-2"], "must be at least 1"),
+        (["--seed", "-1"], "must be at least 0"),
+    ],
+)
+def test_bad_counts_and_seeds_are_usage_errors(synthetic, capsys, args, message) -> None:
+    # 0 scenes ended in a ZeroDivisionError and a negative seed in numpy's ValueError, each
+    # with a traceback after the scenes had been set up; now argparse refuses them at once.
+    with pytest.raises(SystemExit) as exit_:
+        synthetic.main(["--only", "default", *args])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def test_stress_options_of_the_renderer() -> None:
     deck = full_deck()[:6]
     for seed, background in enumerate(EXTRA_BACKGROUNDS):

@@ -8,6 +8,7 @@ become one line on stderr and exit code 2; anything else is a bug and keeps its 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -47,12 +48,35 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as rich does
+            _silence_stdout()
+            raise typer.Exit(1) from None
         except (SetVisionError, ValueError, FileNotFoundError, OSError) as exc:
-            raise fail(str(exc)) from None
+            raise fail(_message(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted", code=130) from None
 
     return wrapper
+
+
+def _message(exc: Exception) -> str:
+    """The one-line message for ``exc``: an OSError raised by Python itself (``[Errno 13]
+    Permission denied: 'a/b.jpg'``) is given as ``a/b.jpg: permission denied``."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        reason = exc.strerror[:1].lower() + exc.strerror[1:]
+        return f"{exc.filename}: {reason}"
+    return str(exc)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that nothing more is written to a closed pipe
+    (Python's final flush would fail again; the pattern the Python docs give for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (embedded, tests)
+        pass
 
 
 def _version_callback(value: bool) -> None:
@@ -131,6 +155,9 @@ def simulate_command(
     if check and not all(e.agrees for e in report.estimates):
         raise typer.Exit(1)
 
+
+if __name__ == "__main__":  # `python -m vision.cli`: cli_photo's `from vision.cli import ...`
+    sys.modules.setdefault("vision.cli", sys.modules[__name__])  # gets this module, not a 2nd
 
 from vision.cli_photo import photo_command  # noqa: E402  (needs user_errors above)
 

@@ -87,10 +87,12 @@ def photo_command(
     photos = list_photos(paths, recursive=recursive)
     show = show and _can_show(no_image)
     planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
-    failures = 0
+    failures = 0  # photos not read, or read but their copy not written: exit code 2
+    unread = unwritten = 0  # of those, for the summary line
     for outcome in refused:
         _error(outcome.error or "")
         failures += 1
+        unread += 1
     options = {
         "mixed_decks": mixed_decks,
         "uncertain_below": uncertain_below,
@@ -106,15 +108,21 @@ def photo_command(
         if outcome.error:
             _error(outcome.error)
             failures += 1
+            if outcome.result is None:
+                unread += 1
+            else:
+                unwritten += 1
             continue
         if show and outcome.annotated is not None:
             show = _show(outcome.photo, outcome.annotated)
     if len(photos) > 1 and not as_json:
-        done = len(photos) - failures
-        typer.echo(
-            f"{done} of {len(photos)} photos processed"
-            + (f", {failures} failed" if failures else "")
-        )
+        # A photo whose copy could not be written was still read and reported: processed.
+        summary = f"{len(photos) - unread} of {len(photos)} photos processed"
+        if unread:
+            summary += f", {unread} failed"
+        if unwritten:
+            summary += f", no annotated copy written for {unwritten} (see the errors above)"
+        typer.echo(summary)
     if failures:
         raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -153,7 +161,10 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)
+    # Not a terminal (a file, a pipe, a log): no width to fit, so cells are not wrapped (rich
+    # assumes 80 columns there and split "2 green striped squiggles" over two lines).
+    width = None if sys.stdout.isatty() else 1000
+    console = Console(highlight=False, soft_wrap=True, width=width)
     cards = result["cards"]
     sets = result["sets"]
     head = f"[bold]{result['image']}[/bold]: "

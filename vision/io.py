@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -103,10 +104,13 @@ def load_image(
         if width <= 0 or height <= 0:
             raise SetVisionError(f"{name} declares an empty image ({width} x {height} pixels)")
         if width * height > max_pixels:
+            declared, limit = f"{_megapixels(width * height)} MP", f"{_megapixels(max_pixels)} MP"
+            if declared == limit or max_pixels < 1000:  # rounded alike, or shown as 1e-06 MP
+                declared, limit = f"{width * height:,} pixels", f"{max_pixels:,}-pixel"
             raise SetVisionError(
-                f"{name} declares {width} x {height} pixels ({_megapixels(width * height)} MP), "
-                f"more than the {_megapixels(max_pixels)} MP limit; resize the photo or, if it is "
-                "genuine, raise the limit (setvision photo --max-pixels)"
+                f"{name} declares {width} x {height} pixels ({declared}), more than the {limit} "
+                "limit; resize the photo or, if it is genuine, raise the limit "
+                "(setvision photo --max-pixels)"
             )
     if _is_jpeg(head) and _jpeg_truncated(data):
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
@@ -292,7 +296,14 @@ def _read(source: ImageSource, max_bytes: int) -> tuple[bytes | memoryview, str]
         raise FileNotFoundError(f"image not found: {path}")
     if path.is_dir():
         raise SetVisionError(f"{path} is a folder, not a photo; pass an image file")
-    size = path.stat().st_size
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        # A device (/dev/zero never ends: reading it filled memory), a pipe (blocks without a
+        # writer, and the pipeline opens the path twice) or a socket: not a photo file.
+        raise SetVisionError(
+            f"{path} is not a regular file (a device, pipe or socket); save the photo to a file"
+        )
+    size = info.st_size
     if size > max_bytes:
         raise SetVisionError(
             f"{path} is {size / 2**20:.0f} MiB, too large for a photo (limit "
