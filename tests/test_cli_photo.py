@@ -214,6 +214,29 @@ def test_folder_with_one_corrupt_photo(tmp_path: Path) -> None:
     assert len(again.stdout.strip().splitlines()) == 2
 
 
+def test_opencv_failure_on_one_photo_does_not_stop_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for name in ("a.jpg", "b.jpg", "c.jpg"):
+        photo(folder / name)
+    real = vision.pipeline.process_photo
+
+    def flaky(source, *args, **kwargs):
+        if Path(source).name == "b.jpg":
+            raise cv2.error("OpenCV(4.x) resize.cpp: error: (-215:Assertion failed) !dsize.empty()")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(vision.pipeline, "process_photo", flaky)
+    result = run(str(folder), "--json", "--no-image")
+    assert result.exit_code == 2
+    images = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
+    assert images == [str(folder / "a.jpg"), str(folder / "c.jpg")]
+    (line,) = result.stderr.strip().splitlines()
+    assert "b.jpg: could not be processed" in line and "Traceback" not in result.stderr
+
+
 def test_out_file_and_folder(tmp_path: Path) -> None:
     a, b = photo(tmp_path / "a.jpg"), photo(tmp_path / "b.jpg", NO_SET)
     single = tmp_path / "mine.png"

@@ -277,6 +277,10 @@ def test_card_cut_by_frame_edge_not_reported_as_whole():
 def test_empty_and_tiny_frames():
     assert len(find_cards(background("wood"))) == 0
     assert len(find_cards(np.zeros((8, 8, 3), np.uint8))) == 0
+    # Long thin strips: the working image keeps a short side of 16 px or more (a new user's
+    # 20 x 20000 PNG used to be shrunk to zero rows and crash OpenCV).
+    for h, w in ((20, 20000), (30, 20000), (20000, 24)):
+        assert len(find_cards(np.full((h, w, 3), 128, np.uint8))) == 0
 
 
 def test_large_frame_corners_refined():

@@ -267,6 +267,8 @@ def _check_model(model: str | None) -> None:
 
 
 def _run(job: PhotoJob) -> PhotoOutcome:
+    import cv2
+
     from vision.pipeline import process_photo
 
     if "error" in _WORKER:
@@ -278,6 +280,9 @@ def _run(job: PhotoJob) -> PhotoOutcome:
         if str(job.photo) not in message:
             message = f"{job.photo}: {message}"
         return PhotoOutcome(job.photo, error=message)
+    except cv2.error as error:  # one photo OpenCV cannot handle must not stop the others
+        reason = " ".join(str(error).split()) or "unknown error"
+        return PhotoOutcome(job.photo, error=f"{job.photo}: could not be processed ({reason})")
     result = done.table.to_json(str(job.photo))
     kept = done.annotated if job.keep_image else None
     written = None

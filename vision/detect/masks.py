@@ -26,9 +26,12 @@ KERNEL7: Final = np.ones((7, 7), np.uint8)
 
 
 def shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
-    """Working image (the frame shrunk by an integer factor k, area-averaged) and k."""
+    """Working image (the frame shrunk by an integer factor k, area-averaged) and k.
+
+    k brings the long side near :data:`WORK_LONG_SIDE`, but never shrinks the short side under
+    16 px (a 20 x 20000 strip is searched as it is, not reduced to nothing)."""
     h, w = frame.shape[:2]
-    k = max(1, int(max(h, w) / WORK_LONG_SIDE))
+    k = max(1, min(int(max(h, w) / WORK_LONG_SIDE), min(h, w) // 16))
     if k == 1:
         return frame, 1
     hh, ww = h // k, w // k
