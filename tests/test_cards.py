@@ -41,6 +41,9 @@ def test_from_index_rejects_bad_values(bad: object) -> None:
         ("  Oval SOLID 1 Red ", Card(Count.ONE, Colour.RED, Shape.OVAL, Fill.SOLID)),
         ("3 purple outline capsules", Card(Count.THREE, Colour.PURPLE, Shape.OVAL, Fill.OPEN)),
         ("1 green filled wave", Card(Count.ONE, Colour.GREEN, Shape.SQUIGGLE, Fill.SOLID)),
+        # The shared datasets' vocabulary: blue = purple, partial/dashed = striped, bean = squiggle.
+        ("2 blue dashed beans", Card(Count.TWO, Colour.PURPLE, Shape.SQUIGGLE, Fill.STRIPED)),
+        ("1 red partial oval.", Card(Count.ONE, Colour.RED, Shape.OVAL, Fill.STRIPED)),
     ],
 )
 def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:
@@ -52,7 +55,8 @@ def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:
     [
         ("", "no count"),
         ("2 red diamonds", "no fill"),
-        ("2 blue striped diamonds", "unknown word 'blue'"),
+        ("2 pink striped diamonds", "unknown word 'pink'"),
+        ("2 red striped squigles", "did you mean 'squiggle'"),
         ("2 3 red striped diamonds", "two counts"),
         ("red striped diamonds", "no count"),
         ("-1 red solid oval", "no sign"),

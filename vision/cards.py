@@ -17,6 +17,7 @@ index of a card is ``27*count_pos + 9*colour_pos + 3*shape_pos + fill_pos`` (0..
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -167,18 +168,22 @@ def full_deck() -> tuple[Card, ...]:
 
 # Words accepted when parsing. Synonyms come from the rules booklets and from the label
 # vocabularies of public datasets (../shared/datasets/README.md): "empty"/"outline" = open,
-# "shaded"/"lined" = striped, "filled"/"full" = solid, "capsule"/"pill" = oval, "wave" = squiggle.
+# "shaded"/"lined"/"partial"/"dashed" = striped, "filled"/"full" = solid, "capsule"/"pill" = oval,
+# "wave"/"bean" = squiggle, "blue" = purple (a deck whose purple prints dark blue).
 _WORDS: Final[dict[str, Enum]] = {
     "1": Count.ONE, "one": Count.ONE, "single": Count.ONE,
     "2": Count.TWO, "two": Count.TWO,
     "3": Count.THREE, "three": Count.THREE,
     "red": Colour.RED, "green": Colour.GREEN, "purple": Colour.PURPLE, "violet": Colour.PURPLE,
+    "blue": Colour.PURPLE,
     "oval": Shape.OVAL, "capsule": Shape.OVAL, "pill": Shape.OVAL,
     "diamond": Shape.DIAMOND, "rhombus": Shape.DIAMOND,
     "squiggle": Shape.SQUIGGLE, "wave": Shape.SQUIGGLE, "squiggly": Shape.SQUIGGLE,
+    "bean": Shape.SQUIGGLE,
     "solid": Fill.SOLID, "filled": Fill.SOLID, "full": Fill.SOLID,
     "striped": Fill.STRIPED, "stripes": Fill.STRIPED, "stripe": Fill.STRIPED,
     "shaded": Fill.STRIPED, "lined": Fill.STRIPED, "hatched": Fill.STRIPED,
+    "partial": Fill.STRIPED, "dashed": Fill.STRIPED,
     "open": Fill.OPEN, "empty": Fill.OPEN, "outline": Fill.OPEN, "outlined": Fill.OPEN,
     "hollow": Fill.OPEN,
 }  # fmt: skip
@@ -214,12 +219,14 @@ def parse_card(text: str) -> Card:
         raise ValueError(f"expected card text, got {type(text).__name__}")
     if re.search(r"(^|\s)[-+]\d", text):
         raise ValueError(f"cannot read {text!r}: a count has no sign; {_EXPECTED}")
-    words = [w for w in re.split(r"[\s,_\-/]+", text.strip().lower()) if w]
+    words = [w for w in re.split(r"[\s,_\-/]+", text.strip().lower().rstrip(".;")) if w]
     found: dict[type[Enum], Enum] = {}
     for word in words:
         value = _word_value(word)
         if value is None:
-            raise ValueError(f"cannot read {text!r}: unknown word {word!r}; {_EXPECTED}")
+            close = difflib.get_close_matches(word, _WORDS, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"cannot read {text!r}: unknown word {word!r}{hint}; {_EXPECTED}")
         kind = type(value)
         if kind in found and found[kind] is not value:
             raise ValueError(f"cannot read {text!r}: two {_kind_name(kind)}s; {_EXPECTED}")
