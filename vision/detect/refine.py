@@ -32,16 +32,17 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
         (N, 4, 2) float64 refined quads.
 
     The first pass searches +-reach (0.07 x the card's short side, at most 3k + 4 px) about
-    each side. A side that finds no edge there, or that faces another quad closer than
-    1.5 x 0.12 x its short side (touching cards), searches outwards up to 0.12 x the short
-    side (at most 6k + 6 px): the working outline of a card on a pale table, or of one of
-    touching cards (whose seam is a shaded ramp darkening to the true edge, the ramp's inner
-    end the stronger edge at the working scale), may lie that far inside the card. Measured:
-    synthetic touching cards (8 scenes) corner error p95 10.9 -> 1 px, touching_tilt_45 15 ->
-    4 cards lost (IoU < 0.85); on the annotated photos corner p95 3.4 -> 2.9 px (a card on
-    a pale grey table, maormagori 20200221_162013, was 8-12 px inside its edges). Sides that
-    found an edge keep the small reach: farther out they would snap to a tray's drawn line
-    (koff) or a shadow.
+    each side. A side that finds no edge there, or that faces another quad closer than 1.5 x
+    its outward reach (touching cards), searches outwards up to 0.1 x the square root of the
+    quad's area (at most 6k + 6 px; the area, not the short side, so that a card foreshortened
+    by a steep camera still reaches its seam): the working outline of a card on a pale table,
+    or of one of touching cards (whose seam is a shaded ramp darkening to the true edge, the
+    ramp's inner end the stronger edge at the working scale), may lie that far inside the
+    card. Measured: synthetic touching cards (8 scenes) corner error p95 10.9 -> 1 px,
+    touching_tilt_45 15 -> 3 cards lost (IoU < 0.85); on the annotated photos corner p95
+    3.4 -> 2.8 px (a card on a pale grey table, maormagori 20200221_162013, was 8-12 px inside
+    its edges). Sides that found an edge keep the small reach: farther out they would snap to
+    a tray's drawn line (koff) or a shadow.
     """
     if len(quads) == 0:
         return quads
@@ -50,7 +51,7 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
         np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
     )
     reach = np.minimum(3.0 * k + 4.0, np.maximum(0.07 * short, 2.0))
-    out = np.minimum(6.0 * k + 6.0, np.maximum(0.12 * short, 2.0))
+    out = np.minimum(6.0 * k + 6.0, np.maximum(0.1 * np.sqrt(quad_area(quads)), 2.0))
     first, found = snap_sides(frame, quads, -reach, reach, centred=True)
     wide = ~found | _touching(quads, 1.5 * out)
     redo = wide.any(axis=1)
