@@ -1,11 +1,11 @@
-"""Unit tests of the region mending in vision.detect.select."""
+"""Unit tests of the region mending and candidate selection in vision.detect.select."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from vision.detect.select import mend_cuts
+from vision.detect.select import mend_cuts, select_cards
 
 
 def _outline(mask: np.ndarray) -> np.ndarray:
@@ -41,3 +41,16 @@ def test_region_without_cuts_and_wide_gap_are_left_alone():
     assert mend_cuts(_outline(plain)) is None
     # A gap as wide as the one between two cards is not a cut.
     assert mend_cuts(_outline(_card_with_symbol(9))) is None
+
+
+def test_framed_outline_the_card_sticks_out_of_is_not_the_card():
+    # A card (80 x 124) and, nearly as good, a larger quad from a tray's drawn line around part
+    # of it and part of the tray: the card sticks 3 px out of the larger one's right side.
+    card = np.array([[[100, 100], [180, 100], [180, 224], [100, 224]]], np.float64)
+    frame = np.array([[[85, 95], [177, 95], [177, 230], [85, 230]]], np.float64)
+    quads = np.concatenate([card, frame])
+    scores = np.array([1.0, 0.95])
+    # On a white surround (a tray) the card is kept; elsewhere the larger quad is the whole
+    # card around its lit part (which may stick out of it a little along a shadow's edge).
+    assert select_cards(quads, scores, framed=np.array([True, True])).tolist() == [0]
+    assert select_cards(quads, scores, framed=np.array([False, False])).tolist() == [1]

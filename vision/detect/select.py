@@ -65,10 +65,18 @@ def select_cards(
             ):
                 # A card inside a larger white frame (a tray cell, a box lid): the card.
                 prefer = small
-            elif areas[big] > 1.15 * areas[small] and scores[big] >= 0.9 * scores[small]:
+            elif (
+                areas[big] > 1.15 * areas[small]
+                and scores[big] >= 0.9 * scores[small]
+                and not (framed is not None and framed[big] and margin <= -1.0)
+            ):
                 # A part of a card (its lit half, the paper inside its edge): the whole card,
                 # unless the larger one is clearly less card-like (a card with the dark mat
-                # beside it, 0.86 against 1.0 in gractang IMG_3919; at 0.7 it was taken).
+                # beside it, 0.86 against 1.0 in gractang IMG_3919; at 0.7 it was taken), or
+                # is framed and the smaller one sticks out of it (a tray's drawn line closed
+                # a region around part of the card and part of the tray: koff IMG01, IMG03,
+                # IMG07, the card 3.1, 2.1 and 2.3 px out of it; a lit half sticks out of its
+                # whole card too, pclewis shadow3 by 3 px, but not on a white surround).
                 prefer = big
             else:
                 prefer = j
