@@ -232,10 +232,10 @@ def test_set_attrs_with_unreadable_text_is_a_usage_error(photo_dir: Path, tmp_pa
     ann = tmp_path / "ann"
     result = runner.invoke(
         label.app,
-        ["set-attrs", "two.png", "0", "2 blue solid ovals", "--annotations", str(ann),
+        ["set-attrs", "two.png", "0", "2 pink solid ovals", "--annotations", str(ann),
          "--data", str(photo_dir)],
     )  # fmt: skip
     assert result.exit_code == 2
-    assert "unknown word 'blue'" in " ".join(result.output.replace("│", " ").split())
+    assert "unknown word 'pink'" in " ".join(result.output.replace("│", " ").split())
     assert not isinstance(result.exception, ValueError)
     assert (tmp_path / "ann" / "synth.json").read_bytes() == before
