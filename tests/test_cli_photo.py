@@ -205,13 +205,18 @@ def test_folder_with_one_corrupt_photo(tmp_path: Path) -> None:
     (folder / "notes.txt").write_text("not a photo")
     result = run(str(folder), "--json")
     assert result.exit_code == 2
-    images = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
-    assert images == [str(folder / "a.jpg"), str(folder / "c.png")]
+    lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
+    # Every photo gets a line, in order: the unreadable one as {"image", "error"}.
+    names = ("a.jpg", "b.jpg", "c.png")
+    assert [line["image"] for line in lines] == [str(folder / n) for n in names]
+    assert set(lines[1]) == {"image", "error"}
+    assert lines[0]["annotated"] == str(folder / "a.sets.jpg") and "cards" in lines[2]
     assert "b.jpg" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert (folder / "a.sets.jpg").is_file() and (folder / "c.sets.jpg").is_file()
     # Running again on the folder does not read its own annotated copies.
     again = run(str(folder), "--json", "--no-image")
-    assert len(again.stdout.strip().splitlines()) == 2
+    assert len(again.stdout.strip().splitlines()) == 3
+    assert all(json.loads(line).get("annotated") is None for line in again.stdout.splitlines())
 
 
 def test_opencv_failure_on_one_photo_does_not_stop_the_folder(
@@ -231,8 +236,10 @@ def test_opencv_failure_on_one_photo_does_not_stop_the_folder(
     monkeypatch.setattr(vision.pipeline, "process_photo", flaky)
     result = run(str(folder), "--json", "--no-image")
     assert result.exit_code == 2
-    images = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
-    assert images == [str(folder / "a.jpg"), str(folder / "c.jpg")]
+    lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
+    read = [x["image"] for x in lines if "cards" in x]
+    assert read == [str(folder / "a.jpg"), str(folder / "c.jpg")]
+    assert [x["image"] for x in lines if "error" in x] == [str(folder / "b.jpg")]
     (line,) = result.stderr.strip().splitlines()
     assert "b.jpg: could not be processed" in line and "Traceback" not in result.stderr
 

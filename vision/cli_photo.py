@@ -91,6 +91,8 @@ def photo_command(
     unread = unwritten = 0  # of those, for the summary line
     for outcome in refused:
         _error(outcome.error or "")
+        if as_json:
+            typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
         failures += 1
         unread += 1
     options = {
@@ -102,9 +104,12 @@ def photo_command(
     for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
         if outcome.result is not None:  # read, even if writing its copy then failed
             if as_json:
-                typer.echo(json.dumps(outcome.result))
+                written = None if outcome.written is None else str(outcome.written)
+                typer.echo(json.dumps({**outcome.result, "annotated": written}))
             else:
                 _print_table(outcome.result, outcome.written)
+        elif as_json:  # not read: a line for it too, so a script sees every photo it gave
+            typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
         if outcome.error:
             _error(outcome.error)
             failures += 1
@@ -125,6 +130,11 @@ def photo_command(
         typer.echo(summary)
     if failures:
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
+    """The ``--json`` line of a photo that could not be read: ``{"image", "error"}``."""
+    return {"image": str(photo), "error": " ".join((message or "unknown error").split())}
 
 
 def _error(message: str) -> None:
