@@ -64,6 +64,9 @@ from vision.warp import CROP_WIDTH  # noqa: E402
 
 #: Fraction of a true card's area a wrong quad must cover to be blamed for it.
 COVER: Final = 0.3
+#: A card more than this share covered by cards on top of it need not be found (``partial``, as
+#: the covered cards of the annotated heaps).
+MAX_COVERED: Final = 0.25
 #: Light sensor noise of every scene unless a condition says otherwise (grey levels).
 BASE_NOISE: Final = 1.5
 
@@ -124,6 +127,7 @@ CONDITIONS: Final[tuple[Condition, ...]] = (
     _c("cards_15", "count", cards=15),
     _c("cards_21", "count", cards=21),
     _c("touching", "touching", touching=True),
+    _c("overlap", "touching", layout="loose", spacing=0.55),
     _c("paper", "distractors", distractors=3, distractor_kinds=("paper",)),
     _c("phone", "distractors", distractors=3, distractor_kinds=("phone",)),
     _c("box", "distractors", distractors=3, distractor_kinds=("box",)),
@@ -238,6 +242,7 @@ def failure_classes(
     found: npt.NDArray[np.float32],
     matches: list[tuple[int, int, float]],
     read: dict[int, bool],
+    partial: npt.NDArray[np.bool_] | None = None,
 ) -> Counter[str]:
     """Blame every lost card, and every detection matching none, on one failure class.
 
@@ -246,6 +251,8 @@ def failure_classes(
         found: (M, 4, 2) detected corners.
         matches: ``vision.evaluation.match_quads(truth, found)``.
         read: for each matched true card, whether it was read right.
+        partial: (N,) bool, cards that need not be found (mostly covered); a card and a
+            detection over one of them cost nothing.
     """
     out: Counter[str] = Counter()
     matched_f = {f for _, f, _ in matches}
@@ -256,8 +263,11 @@ def failure_classes(
         for t in range(len(truth))
         for f in spare
     }
-    blamed: set[int] = set()
+    partial = np.zeros(len(truth), dtype=bool) if partial is None else partial
+    blamed = {f for f in spare for t in np.flatnonzero(partial) if cover[t, f] >= COVER}
     for t in range(len(truth)):
+        if partial[t]:
+            continue
         if t in read:
             if not read[t]:
                 out["misread"] += 1
@@ -279,6 +289,23 @@ def failure_classes(
     return out
 
 
+def covered_share(
+    corners: npt.NDArray[np.float32], size: tuple[int, int]
+) -> npt.NDArray[np.float64]:
+    """(N,) share of each card's area under the cards drawn after it (``render_table`` draws
+    them in order, later ones on top), from masks at a quarter of the frame (width, height)."""
+    w, h = (size[0] + 3) // 4, (size[1] + 3) // 4
+    on_top = np.zeros((h, w), np.uint8)
+    out = np.zeros(len(corners))
+    for i in range(len(corners) - 1, -1, -1):
+        card = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(card, [np.rint(corners[i] / 4.0).astype(np.int32)], 1)
+        area = np.count_nonzero(card)
+        out[i] = np.count_nonzero(card & on_top) / max(area, 1)
+        on_top |= card
+    return out
+
+
 def run_scene(
     cond: Condition,
     seed: int,
@@ -294,22 +321,23 @@ def run_scene(
     jpeg = photograph(cond, frame, corners, seed, index)
     table: Table = process_photo(jpeg, classifier, draw=False).table
     height, width = frame.shape[:2]
+    partial = covered_share(corners, (width, height)) > MAX_COVERED
     truth = PhotoTruth(
         path=f"{cond.name}/{index}",
         width=width,
         height=height,
-        cards=tuple(CardTruth(q) for q in corners),
+        cards=tuple(CardTruth(q, partial=bool(p)) for q, p in zip(corners, partial)),
         source=cond.name,
     )
     found = np.asarray(table.corners, np.float32).reshape(-1, 4, 2)
     matches = match_quads(list(corners), list(found))
-    read = {t: table.cards[f] == cards[t] for t, f, _ in matches}
+    read = {t: table.cards[f] == cards[t] for t, f, _ in matches if not partial[t]}
     short = np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
     return SceneResult(
         truth=truth,
         score=score_photo(truth, found),
         read_right=sum(read.values()),
-        failures=failure_classes(corners, found, matches, read),
+        failures=failure_classes(corners, found, matches, read, partial),
         card_width=float(np.median(short)) / max(width, height),
         photo=cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR),
         found=found,
