@@ -101,3 +101,22 @@ def test_stress_options_of_the_renderer() -> None:
     assert np.array_equal(apply_effects(image, np.random.default_rng(0)), image)
     dim = apply_effects(image, np.random.default_rng(0), exposure=0.5)
     assert abs(float(dim.mean()) - 0.5 * float(image.mean())) < 1.0
+
+
+def test_cards_mostly_covered_by_later_ones_are_partial(synthetic) -> None:
+    # Card 0 lies under card 1 by half its area, card 1 under card 2 by a corner only; card 2
+    # is on top. Only card 0 is partial; a detection of it, or of nothing, costs nothing.
+    square = np.array([[0, 0], [40, 0], [40, 40], [0, 40]], np.float32)
+    corners = np.stack([square + (10, 10), square + (30, 10), square + (62, 42)])
+    share = synthetic.covered_share(corners, (120, 100))
+    assert share[0] == pytest.approx(0.5, abs=0.1)
+    assert 0.0 < share[1] < synthetic.MAX_COVERED and share[2] == 0.0
+    partial = share > synthetic.MAX_COVERED
+    found = corners[[1, 2]]
+    matches = synthetic.match_quads(list(corners), list(found))
+    assert not synthetic.failure_classes(corners, found, matches, {1: True, 2: True}, partial)
+    matches = synthetic.match_quads(list(corners), list(found[:1]))
+    missed = synthetic.failure_classes(corners, found[:1], matches, {1: True}, partial)
+    assert missed == {"missed": 1}
+    overlap = next(c for c in synthetic.CONDITIONS if c.name == "overlap")
+    assert overlap.scene["layout"] == "loose" and overlap.scene["spacing"] < 0.82
