@@ -23,7 +23,6 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -33,6 +32,9 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from script_args import at_least  # noqa: E402
 
 from vision.cards import full_deck  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
@@ -75,22 +77,6 @@ def real_photos(limit: int) -> dict[str, list[Path]]:
 
 def stats(values: list[float]) -> tuple[float, float]:
     return float(np.median(values)), float(np.percentile(values, 95))
-
-
-def at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low`` (``--repeats 0`` ended in an UnboundLocalError,
-    ``--real -1`` silently took all photos but one, ``--jobs 0`` ran a pool of 0)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    return parse
 
 
 def main(argv: list[str] | None = None) -> int:

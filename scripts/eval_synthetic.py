@@ -46,6 +46,7 @@ for _path in (ROOT, ROOT / "scripts"):
         sys.path.insert(0, str(_path))
 
 from eval_detection import draw_failure  # noqa: E402
+from script_args import at_least  # noqa: E402
 
 from vision.cards import Card, full_deck  # noqa: E402
 from vision.evaluation import (  # noqa: E402
@@ -444,26 +445,10 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"{result['seconds']} s")
 
 
-def _at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low`` (0 scenes divided by zero, a negative seed
-    failed in numpy, both with a traceback)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    return parse
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenes-per-condition", type=_at_least(1), default=4, metavar="N")
-    parser.add_argument("--seed", type=_at_least(0), default=0)
+    parser.add_argument("--scenes-per-condition", type=at_least(1), default=4, metavar="N")
+    parser.add_argument("--seed", type=at_least(0), default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
         "--only", action="append", metavar="CONDITION", help="a condition or group (repeatable)"
