@@ -25,10 +25,12 @@ __all__ = [
     "intersect_sides",
     "line_intersections",
     "order_corners",
+    "per_side",
     "points_in_quads",
     "quad_area",
     "ramp",
     "rect_ratio",
+    "side_frames",
     "touches_border",
 ]
 
@@ -148,6 +150,36 @@ def quad_area(quads: np.ndarray) -> np.ndarray:
     """Area of each quad (..., 4, 2) by the shoelace formula."""
     x, y = quads[..., 0], quads[..., 1]
     return 0.5 * np.abs((x * y[..., NEXT] - x[..., NEXT] * y).sum(axis=-1))
+
+
+def side_frames(
+    quads: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each side of each quad as start and end points, unit direction, length, outward normal.
+
+    Args:
+        quads: (N, 4, 2) float clockwise quads (screen coordinates, y down); side i runs from
+            corner i to corner i + 1.
+
+    Returns:
+        ``(start, end, direction, length, normal)``: (4N, 2), (4N, 2), (4N, 2), (4N,), (4N, 2)
+        float64, side ``4 n + i`` for side i of quad n; the normal points out of a clockwise
+        quad.
+    """
+    start = quads.reshape(-1, 2)
+    end = np.roll(quads, -1, axis=1).reshape(-1, 2)
+    d = end - start
+    length = np.maximum(np.linalg.norm(d, axis=1), 1e-9)
+    d = d / length[:, None]
+    return start, end, d, length, np.stack([d[:, 1], -d[:, 0]], axis=1)
+
+
+def per_side(values: np.ndarray | float, n: int) -> np.ndarray:
+    """(4n,) float64 one value per side of n quads, from a scalar, (n,) or (n, 4)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 2:
+        return values.reshape(-1)
+    return np.repeat(np.broadcast_to(values, (n,)), 4)
 
 
 def line_intersections(lines: np.ndarray) -> np.ndarray | None:

@@ -19,7 +19,7 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import NEXT, intersect_sides, quad_area
+from vision.detect.geometry import NEXT, intersect_sides, per_side, quad_area, side_frames
 
 __all__ = ["snap_lines"]
 
@@ -73,16 +73,11 @@ def snap_lines(
     n = len(quads)
     if n == 0:
         return quads.copy(), np.zeros((0, 4), dtype=bool)
-    r4 = _per_side(reach, n)
-    a = quads.reshape(-1, 2)
-    b = np.roll(quads, -1, axis=1).reshape(-1, 2)
-    d = b - a
-    length = np.maximum(np.linalg.norm(d, axis=1), 1e-9)  # (4n,)
-    d = d / length[:, None]
-    normal = np.stack([d[:, 1], -d[:, 0]], axis=1)  # outward for clockwise quads (y down)
+    r4 = per_side(reach, n)
+    a, b, d, length, normal = side_frames(quads)  # (4n, 2) x 3, (4n,), (4n, 2)
     t = np.linspace(0.12, 0.88, _SAMPLES)
     base = a[:, None, :] + (t[None, :] * length[:, None])[..., None] * d[:, None, :]  # (4n,S,2)
-    lo4 = -r4 if outward is None else _per_side(outward, n)
+    lo4 = -r4 if outward is None else per_side(outward, n)
     act = np.arange(4 * n) if sides is None else np.flatnonzero(np.tile(sides, n))
     ti, oi, ok = _search(
         image,
@@ -123,14 +118,6 @@ def snap_lines(
     out = quads.copy()
     out[take] = moved[take]
     return out, found
-
-
-def _per_side(values: np.ndarray | float, n: int) -> np.ndarray:
-    """(4n,) one value per side of n quads, from a scalar, (n,) or (n, 4)."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim == 2:
-        return values.reshape(-1)
-    return np.repeat(np.broadcast_to(values, (n,)), 4)
 
 
 def _search(

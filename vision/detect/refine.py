@@ -8,7 +8,14 @@ from typing import Final
 import cv2
 import numpy as np
 
-from vision.detect.geometry import NEXT, intersect_sides, points_in_quads, quad_area
+from vision.detect.geometry import (
+    NEXT,
+    intersect_sides,
+    per_side,
+    points_in_quads,
+    quad_area,
+    side_frames,
+)
 
 __all__ = ["SAMPLES", "STEPS", "inner_cards", "refine", "snap_sides"]
 
@@ -68,14 +75,12 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
 def _touching(quads: np.ndarray, out: np.ndarray) -> np.ndarray:
     """(N, 4) bool: side i of clockwise quad n (N, 4, 2) faces another quad within ``out`` (N,)
     px: a point out there, at a quarter, half or three quarters along the side, lies in it."""
-    a = quads
-    d = np.roll(quads, -1, axis=1) - a
-    normal = np.stack([d[..., 1], -d[..., 0]], axis=-1)  # outward for clockwise quads (y down)
-    normal /= np.maximum(np.linalg.norm(normal, axis=-1, keepdims=True), 1e-9)
-    t = np.array([0.25, 0.5, 0.75])[None, None, :, None]
-    probe = a[:, :, None] + t * d[:, :, None] + (out[:, None, None, None] * normal[:, :, None])
-    inside = points_in_quads(probe.reshape(-1, 2), quads).reshape(len(quads), len(quads), 4, 3)
-    own = np.arange(len(quads))
+    n = len(quads)
+    a, _, d, length, normal = side_frames(quads)  # (4n, 2), -, (4n, 2), (4n,), (4n, 2)
+    along = np.array([0.25, 0.5, 0.75])[None, :, None] * length[:, None, None] * d[:, None]
+    probe = a[:, None] + along + np.repeat(out, 4)[:, None, None] * normal[:, None]  # (4n, 3, 2)
+    inside = points_in_quads(probe.reshape(-1, 2), quads).reshape(n, n, 4, 3)
+    own = np.arange(n)
     inside[own, own] = False
     return inside.any(axis=(0, 3))
 
@@ -110,16 +115,11 @@ def snap_sides(
     """
     n = len(quads)
     h, w = image.shape[:2]
-    a = quads.reshape(-1, 2)  # (4n, 2) side starts
-    b = np.roll(quads, -1, axis=1).reshape(-1, 2)
-    d = b - a
-    length = np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-    d = d / length
-    normal = np.stack([d[:, 1], -d[:, 0]], axis=1)  # outward for clockwise quads (y down)
+    a, b, d, length, normal = side_frames(quads)  # (4n, 2) x 3, (4n,), (4n, 2)
     t = np.linspace(0.15, 0.85, SAMPLES)
-    base = a[:, None, :] + t[None, :, None] * length[:, :, None] * d[:, None, :]  # (4n, S, 2)
+    base = a[:, None, :] + t[None, :, None] * length[:, None, None] * d[:, None, :]  # (4n,S,2)
     u = np.linspace(0.0, 1.0, STEPS)
-    lo4, hi4 = _per_side(lo, n), _per_side(hi, n)  # (4n,)
+    lo4, hi4 = per_side(lo, n), per_side(hi, n)  # (4n,)
     offs = lo4[:, None] + u[None, :] * (hi4 - lo4)[:, None]  # (4n, O)
     # Sample points (4n*S, O) as two float32 maps, computed in float64 (the same values as
     # before) straight into the maps: no (4n, S, O, 2) temporary, no strided map copies.
@@ -174,7 +174,7 @@ def snap_sides(
     if enough.any():
         med = np.zeros(len(off))
         med[enough] = _masked_median(off[enough], valid[enough])
-        valid &= np.abs(off - med[:, None]) < 2.0 + 0.01 * length
+        valid &= np.abs(off - med[:, None]) < 2.0 + 0.01 * length[:, None]
     count = valid.sum(axis=1)
     ok = count >= SAMPLES // 3
     # Total least squares line through each side's samples, all sides at once.
@@ -226,12 +226,6 @@ def inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.nd
         small, quads, -0.3 * short, -0.03 * short, centred=False, min_step=2.5
     )
     return inner, found.all(axis=1)
-
-
-def _per_side(values: np.ndarray, n: int) -> np.ndarray:
-    """(4n,) one value per side of n quads, from (n,) or (n, 4)."""
-    values = np.asarray(values, dtype=np.float64)
-    return values.reshape(-1) if values.ndim == 2 else np.repeat(values, 4)
 
 
 def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
