@@ -224,7 +224,8 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         extra, extra_scores, replaced = neighbour_cards(
             small, found_quads[whole], found_quads, focal, centre, min_score, floor
         )
-        final = [f for i, f in enumerate(final) if i not in set(replaced.tolist())]
+        gone = set(replaced.tolist())
+        final = [f for i, f in enumerate(final) if i not in gone]
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
     # White cards on a surface as bright as their paper, found from their symbols; only where
     # no card was found or one found lies on such a surface (elsewhere outlines close).
