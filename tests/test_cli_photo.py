@@ -480,3 +480,31 @@ def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
     assert all("3 purple solid ovals" in row for row in (rows[0], rows[2]))
     assert "uncertain, duplicate reading" in rows[0]
     assert max(len(line) for line in result.stdout.splitlines()) > 60
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "message"),
+    [
+        ("res.txt", False, ".txt is not an image type"),
+        ("notes.txt", True, "is neither a folder nor an image file name"),
+    ],
+)
+def test_out_that_is_not_an_image_name_is_refused(
+    tmp_path: Path, name: str, make: bool, message: str
+) -> None:
+    src = photo(tmp_path / "table.jpg")
+    out = tmp_path / name
+    if make:
+        out.write_text("keep me")
+    result = run(str(src), "--out", str(out))
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (out.read_text() == "keep me") if make else not out.exists()
+
+
+def test_out_folder_name_with_a_dotted_version_is_made(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), "--out", str(tmp_path / "run.v2"))
+    assert result.exit_code == 0
+    assert (tmp_path / "run.v2" / "table.sets.jpg").is_file()

@@ -159,7 +159,9 @@ def plan_jobs(
         (jobs to run, outcomes already decided: photos whose output exists, as errors).
 
     Raises:
-        SetVisionError: if ``out`` names a single file but several photos are given.
+        SetVisionError: if ``out`` names a single file but several photos are given, or, for
+            one photo, an existing file that is not an image (``/dev/null``) or a new name
+            with a non-image suffix of letters (``res.txt``; ``run.v2`` is taken as a folder).
     """
     many = len(photos) > 1
     if out is not None and many and out.exists() and not out.is_dir():
@@ -169,6 +171,18 @@ def plan_jobs(
             f"--out {out}: names one image file, but {len(photos)} photos were given; "
             "give a folder instead"
         )
+    if out is not None and not many and out.suffix.lower() not in IMAGE_SUFFIXES:
+        if out.exists() and not out.is_dir():
+            raise SetVisionError(
+                f"--out {out}: is neither a folder nor an image file name "
+                f"({', '.join(IMAGE_SUFFIXES)})"
+            )
+        if not out.exists() and out.suffix[1:].isalpha():
+            # "res.txt" is a mistyped file name far more often than a folder to be made.
+            raise SetVisionError(
+                f"--out {out}: {out.suffix} is not an image type; name an image "
+                f"({', '.join(IMAGE_SUFFIXES)}) or a folder"
+            )
     inputs = {photo.resolve() for photo in photos}
     input_files = {_file_id(photo) for photo in photos} - {None}
     jobs, refused = [], []
