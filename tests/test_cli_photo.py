@@ -508,3 +508,10 @@ def test_out_folder_name_with_a_dotted_version_is_made(tmp_path: Path) -> None:
     result = run(str(src), "--out", str(tmp_path / "run.v2"))
     assert result.exit_code == 0
     assert (tmp_path / "run.v2" / "table.sets.jpg").is_file()
+
+
+def test_table_lines_have_no_trailing_spaces(tmp_path: Path) -> None:
+    result = run(str(photo(tmp_path / "table.jpg")), "--no-image")
+    assert result.exit_code == 0
+    assert all(line == line.rstrip() for line in result.stdout.splitlines())
+    assert "note" not in result.stdout.splitlines()[1]  # no empty note column

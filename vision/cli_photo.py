@@ -191,7 +191,7 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     table.add_column("position")
     table.add_column("card")
     table.add_column("confidence", justify="right")
-    table.add_column("note")
+    rows = []
     for card in cards:
         notes = []
         conf = f"{100 * card['confidence']:.0f}%"
@@ -203,7 +203,12 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         if card.get("partial"):
             notes.append("cut by the photo edge")
         position = f"row {card.get('row', '?')}, col {card.get('col', '?')}"
-        table.add_row(str(card["id"]), position, card["label"], conf, ", ".join(notes))
+        rows.append((str(card["id"]), position, card["label"], conf, ", ".join(notes)))
+    noted = any(row[-1] for row in rows)
+    if noted:  # no empty column (it padded every line with trailing spaces)
+        table.add_column("note")
+    for row in rows:
+        table.add_row(*(row if noted else row[:-1]))
     console.print(table)
     by_id = {card["id"]: card for card in cards}
     if not sets:
