@@ -216,6 +216,22 @@ def test_half_shadowed_card_in_a_grid_is_found():
     match(find_cards(frame), truth, 3.0)
 
 
+@pytest.mark.parametrize("share", [0.45, 0.5])
+def test_card_with_a_shadow_strip_along_its_side_is_found_whole(share):
+    # A hand's shadow covers the gap beside a card and a strip (15 %) of the card along its
+    # side: the region search stops at the shadow's edge, the card goes on to the table.
+    truth = [rect_quad(380 + c * 260, 200 + r * 330, 300, 0) for r in range(2) for c in range(3)]
+    frame = scene("dark", truth)
+    x1 = truth[5][:, 0].min() + 0.15 * (truth[5][:, 0].max() - truth[5][:, 0].min())
+    band = np.zeros(frame.shape[:2], np.uint8)
+    cv2.fillConvexPoly(
+        band, np.array([[x1 - 90, 330], [x1, 330], [x1, 720], [x1 - 90, 720]], np.int32), 255
+    )
+    band = cv2.GaussianBlur(band, (5, 5), 0).astype(np.float32)[..., None] / 255
+    frame[:] = (frame * (1 - share * band)).astype(np.uint8)
+    match(find_cards(frame), truth, 3.0)
+
+
 def _white_on_white(second: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """A white, slightly textured sill; a card with a shadow all round (found on its own) and
     ``second`` (a card image, portrait) beside it whose top and right sides vanish into the

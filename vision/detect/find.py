@@ -36,6 +36,7 @@ from vision.detect.scoring import (
     white_surround,
 )
 from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
+from vision.detect.shaded import extend_sides
 
 __all__ = ["find_cards"]
 
@@ -227,6 +228,11 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         gone = set(replaced.tolist())
         final = [f for i, f in enumerate(final) if i not in gone]
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
+        # A side on a shadow's edge or a symbol's outline: the card goes on to the table.
+        found_quads = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
+        whole = ~np.array([f[2] for f in final], dtype=bool)
+        grown = extend_sides(small, found_quads, whole, floor)
+        final = [(g, s, c) for g, (_, s, c) in zip(grown, final, strict=True)]
     # White cards on a surface as bright as their paper, found from their symbols; only where
     # no card was found or one found lies on such a surface (elsewhere outlines close).
     taken = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
