@@ -154,8 +154,20 @@ def _paper_mask_cached(height: int, width: int) -> npt.NDArray[np.bool_]:
 
 
 @functools.lru_cache(maxsize=8)
-def _band_index(height: int, width: int) -> npt.NDArray[np.intp]:
-    return np.flatnonzero(_paper_mask_cached(height, width))
+def _band_blocks(height: int, width: int) -> tuple[tuple[slice, slice], ...]:
+    """The paper band (:func:`paper_mask`) as (rows, columns) slices of disjoint rectangles:
+    the strips above, below, left and right of the inner area, or the whole outer area where
+    the inner one is empty."""
+    oy, ox = round(_BAND_OUTER * height), round(_BAND_OUTER * width)
+    iy, ix = round(_BAND_INNER * height), round(_BAND_INNER * width)
+    if iy >= height - iy or ix >= width - ix:
+        return ((slice(oy, height - oy), slice(ox, width - ox)),)
+    return (
+        (slice(oy, iy), slice(ox, width - ox)),
+        (slice(height - iy, height - oy), slice(ox, width - ox)),
+        (slice(iy, height - iy), slice(ox, ix)),
+        (slice(iy, height - iy), slice(width - ix, width - ox)),
+    )
 
 
 def paper_mask(height: int = CROP_HEIGHT, width: int = CROP_WIDTH) -> npt.NDArray[np.bool_]:
@@ -185,8 +197,10 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     if len(batch) == 0:
         return batch.copy()
     n, h, w = batch.shape[:3]
-    index = _band_index(h, w)
-    band = np.take(batch.reshape(n, h * w, 3), index, axis=1)  # (N, P, 3) uint8
+    # (N, P, 3) uint8 band pixels, in strips (the histograms below do not depend on the order).
+    band = np.concatenate(
+        [batch[:, rows, cols].reshape(n, -1, 3) for rows, cols in _band_blocks(h, w)], axis=1
+    )
     planes = np.ascontiguousarray(band.reshape(-1, 3).T)  # (3, N * P)
     luma = (planes[0].astype(np.intp) + planes[1] + planes[2]).reshape(n, -1)  # 0..765
     rows = np.arange(n)[:, None]
