@@ -132,6 +132,7 @@ def _centre_on_ink(
     (hypotheses without ink, or landing on one kept already, are dropped)."""
     quads = hyp.astype(np.float64).copy()
     to_unit = [cv2.getPerspectiveTransform(s.astype(np.float32), _UNIT) for s in seeds]
+    from_unit = [np.linalg.inv(h) for h in to_unit]  # once per seed, not per move
     index = np.arange(len(hyp))
     for step in range(6):
         centres, has = ink_centres(small, quads)
@@ -143,7 +144,7 @@ def _centre_on_ink(
             u = cv2.perspectiveTransform(pts, to_unit[j])[0]
             shifted = cv2.perspectiveTransform(quads[i][None].astype(np.float32), to_unit[j])[0]
             shifted += u[0] - u[1]
-            quads[i] = cv2.perspectiveTransform(shifted[None], np.linalg.inv(to_unit[j]))[0]
+            quads[i] = cv2.perspectiveTransform(shifted[None], from_unit[j])[0]
         if step == 0:
             # Hypotheses at several gaps converge on the same card: keep one of each.
             keep = []

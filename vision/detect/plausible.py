@@ -127,8 +127,28 @@ def colourless(
     if n < 2:
         return np.zeros(n, dtype=bool)
     chroma = symbol_colours(warp_cards(small, _short_first(quads), size=CROP)).chroma
-    others = np.array([np.median(np.delete(chroma, i)) for i in range(n)])
-    return (chroma < GREY_CHROMA) & (others >= COLOURED_SCENE)
+    return (chroma < GREY_CHROMA) & (_median_of_others(chroma) >= COLOURED_SCENE)
+
+
+def _median_of_others(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """(N,) for N >= 2: the median of all the values but each one, as ``np.median`` of
+    ``np.delete(values, i)`` gives it (the mean of the two middle values for an even count, in
+    float32), from one sort; NaN values are left to that loop."""
+    n = len(values)
+    if np.isnan(values).any():
+        return np.array([np.median(np.delete(values, i)) for i in range(n)])
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    rank = np.empty(n, dtype=int)
+    rank[order] = np.arange(n)
+
+    def without(j: int) -> npt.NDArray[np.float32]:  # item j of the others, sorted
+        return ranked[np.where(rank > j, j, j + 1)]
+
+    m = n - 1
+    if m % 2:
+        return without(m // 2)
+    return (without(m // 2 - 1) + without(m // 2)) / 2
 
 
 def size_ratios(quads: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -248,11 +248,12 @@ def ink_centres(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.nd
     upright, ink, _, _, chroma = _probe_ink(small, quads)
     ink &= _INNER | _BAND  # ink reaching into the border band moves the box off centre
     ink &= chroma > _SYMBOL_CHROMA  # not a shadow edge along a side
-    for i in range(len(quads)):
-        ys, xs = np.nonzero(ink[i])
-        if len(xs) < 8:
-            continue
-        point = np.array([[[(xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2]]], np.float32)
+    # The ink's bounding box in each probe: first and last rows and columns holding ink.
+    rows, cols = ink.any(axis=2), ink.any(axis=1)  # (N, H), (N, W)
+    y0, y1 = rows.argmax(axis=1), _PROBE_H - 1 - rows[:, ::-1].argmax(axis=1)
+    x0, x1 = cols.argmax(axis=1), _PROBE_W - 1 - cols[:, ::-1].argmax(axis=1)
+    for i in np.flatnonzero(np.count_nonzero(ink, axis=(1, 2)) >= 8):
+        point = np.array([[[(x0[i] + x1[i]) / 2, (y0[i] + y1[i]) / 2]]], np.float32)
         back = cv2.getPerspectiveTransform(_PROBE_TARGET, upright[i].astype(np.float32))
         centres[i] = cv2.perspectiveTransform(point, back)[0, 0]
         has[i] = True

@@ -89,14 +89,17 @@ def dedupe(quads: np.ndarray, pre: np.ndarray) -> np.ndarray:
     order = np.argsort(-pre, kind="stable")
     centres = quads.mean(axis=1)
     areas = quad_area(quads)
+    # [i, k]: quad k is a near copy of quad i (by i's own size), for all pairs at once.
+    offset = centres[None, :, :] - centres[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        twin = np.hypot(offset[..., 0], offset[..., 1]) < (0.05 * np.sqrt(areas) + 1.0)[:, None]
+        twin &= np.abs(np.log(areas[None, :] / areas[:, None])) < 0.06
     kept: list[int] = []
-    for i in order:
-        if kept:
-            idx = np.array(kept)
-            near = np.hypot(*(centres[idx] - centres[i]).T) < 0.05 * np.sqrt(areas[i]) + 1.0
-            if (near & (np.abs(np.log(areas[idx] / areas[i])) < 0.06)).any():
-                continue
-        kept.append(int(i))
+    taken = np.zeros(len(quads), dtype=bool)  # [i]: a kept quad is a near copy of quad i
+    for i in order.tolist():
+        if not taken[i]:
+            kept.append(i)
+            taken |= twin[:, i]
     return np.array(kept, dtype=int)
 
 
