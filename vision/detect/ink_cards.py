@@ -291,14 +291,19 @@ def ink_cards(
     ok[:, [0, 2]] = ok_ends[:, [0, 2]]
     quads = _mirror_missing(quads, ok, boxes.mean(axis=1))
     # Then the sides found are refined (a short symmetric search); the card must have found
-    # three sides at least, the fourth taken from its shape.
+    # three sides at least, the fourth taken from its shape. A short side found outwards from
+    # the symbols (square to them, the first line met) counts as found even where the
+    # refinement, at its finer profile steps, no longer resolves it: a far card's far side
+    # lying in the surface's shading (a ramp toward a window sill's frame) is a change of slope
+    # there, not a step. Long sides (searched at wide tilts, the strongest line) must be
+    # confirmed by the refinement: random marks on a page pass the wide search.
     keep = ok.sum(axis=1) >= 3
-    quads, width = quads[keep], width[keep]
+    quads, width, found = quads[keep], width[keep], ok[keep] & short_sides
     if len(quads) == 0:
         return empty
     # Only where the surface is about as bright as the paper (elsewhere the outline closes).
     bright = white_surround(small, quads)
-    quads, width = quads[bright], width[bright]
+    quads, width, found = quads[bright], width[bright], found[bright]
     if len(quads) == 0:
         return empty
     # (At least 6 px each way: a faint side's edge is blurred over a few pixels, and a
@@ -308,7 +313,7 @@ def ink_cards(
     x, y = quads[..., 0], quads[..., 1]
     inside_frame = ((x >= 1) & (x <= w - 2) & (y >= 1) & (y <= h - 2)).all(axis=1)
     area = quad_area(quads)
-    keep = (ok.sum(axis=1) >= 3) & inside_frame & (area >= min_card_area)
+    keep = ((ok | found).sum(axis=1) >= 3) & inside_frame & (area >= min_card_area)
     keep &= (area > 0.6 * width**2 * LONG_OVER_SHORT) & (area < 1.6 * width**2 * LONG_OVER_SHORT)
     quads = quads[keep]
     if len(quads) == 0:
