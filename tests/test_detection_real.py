@@ -25,8 +25,9 @@ ANNOTATIONS = REPO_ROOT / "datasets" / "detection"
 #: Measured 2026-11-30 (detector with mended notched regions, same-size insets, dim surface
 #: patches dropped, parallel retries of neighbours' fourth sides, their edges stepping down
 #: onto a dark table, far white cards' sides refined over 6 px at least and their short sides
-#: found outwards from the symbols kept through the refinement; 120 reviewed photos, 1045
-#: required cards): overall precision 0.998, recall 0.991. Per source:
+#: found outwards from the symbols kept through the refinement, neighbours searched beside
+#: cards found from their symbols; 120 reviewed photos, 1045 required cards): overall
+#: precision 0.998, recall 0.992. Per source:
 #: (precision, recall) as measured (maormagori's precision kept at an earlier run's 0.969,
 #: where one run differed).
 MEASURED = {
@@ -36,13 +37,13 @@ MEASURED = {
     "koff": (1.000, 1.000),
     "maormagori": (0.969, 1.000),
     "nakkstar123": (1.000, 1.000),
-    "omega697": (1.000, 0.973),
+    "omega697": (1.000, 1.000),
     "pclewis": (0.991, 0.966),
     "piratefsh": (1.000, 1.000),
     "rotemabend": (1.000, 1.000),
     "tomwhite": (1.000, 1.000),
 }
-OVERALL_MEASURED = (0.998, 0.991)
+OVERALL_MEASURED = (0.998, 0.992)
 OVERALL_MARGIN = 0.01
 SOURCE_MARGIN = 0.03
 
@@ -114,9 +115,10 @@ def test_every_reviewed_source_has_a_baseline(scores: list[DetectionScore]) -> N
 
 
 #: White cards on a white sill whose far short side lies in the sill's shading toward the
-#: window (a ramp, no step, at the refinement's fine scale), and a lone card on a white wall.
+#: window (a ramp, no step, at the refinement's fine scale: 11, 12), one at a slant showing two
+#: sides (7, found beside a card found from its symbols), and a lone card on a white wall.
 WHITE_ON_WHITE = {
-    "tables/omega697/app/src/androidTest/assets/scenes/cards_13_wide_shot.jpg": (11, 12),
+    "tables/omega697/app/src/androidTest/assets/scenes/cards_13_wide_shot.jpg": (7, 11, 12),
     "tables/omega697/app/src/androidTest/assets/scenes/card_1_red_shaded_diamond.jpg": (0,),
 }
 

@@ -232,11 +232,39 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     taken = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
     short_first = np.zeros(len(final), dtype=bool)
     if len(taken) == 0 or white_surround(small, taken).any():
-        extra, extra_scores = ink_cards(small, taken, focal, centre, min_score, MIN_CARD_AREA)
+        unplaced: list[np.ndarray] = []
+        extra, extra_scores = ink_cards(
+            small, taken, focal, centre, min_score, MIN_CARD_AREA, unplaced
+        )
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
+        # Symbols left without a card (it showed two sides at most: a far card seen at a
+        # slant) beside a card found from its symbols: search beside that card as beside the
+        # others (it was not there to seed the search above).
+        seeds = _beside(extra, np.array(unplaced).reshape(-1, 2))
+        if len(seeds):
+            found_quads = np.array([f[0] for f in final], dtype=np.float64)
+            more, more_scores, replaced = neighbour_cards(
+                small, seeds, found_quads, focal, centre, min_score, floor
+            )
+            gone = set(replaced.tolist())
+            final = [f for i, f in enumerate(final) if i not in gone]
+            short_first = np.array([b for i, b in enumerate(short_first) if i not in gone], bool)
+            final += [(q, s, False) for q, s in zip(more, more_scores)]
+            short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first)
+
+
+def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The (N, 4, 2) ``quads`` with one of ``points`` (M, 2) within 2.5 x their long side of
+    their centre, outside them (a neighbouring card's place, a gap or two away)."""
+    if len(quads) == 0 or len(points) == 0:
+        return quads[:0]
+    long_side = np.linalg.norm(np.roll(quads, -1, axis=1) - quads, axis=2).max(axis=1)
+    dist = np.linalg.norm(points[None] - quads.mean(axis=1)[:, None], axis=2)  # (N, M)
+    near = (dist < 2.5 * long_side[:, None]) & ~points_in_quads(points, quads)
+    return quads[near.any(axis=1)]
 
 
 def _select(

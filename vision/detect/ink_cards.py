@@ -205,6 +205,7 @@ def ink_cards(
     centre: np.ndarray,
     min_score: float,
     min_card_area: float,
+    unplaced: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cards on a surface as bright as their paper, found from their symbols.
 
@@ -214,6 +215,8 @@ def ink_cards(
         focal, centre: assumed focal length and principal point (working px), for the shape.
         min_score: smallest score of a card.
         min_card_area: smallest card area in working px.
+        unplaced: if given, the centres (2,) of the symbol groups on a bright surface that no
+            card returned covers are appended to it (a card there showed too few sides).
 
     Returns:
         (K, 4, 2) float64 clockwise quads and (K,) scores in [0, 1].
@@ -263,6 +266,8 @@ def ink_cards(
             axis=1
         )
     boxes, width, span = boxes[bright], width[bright], span[bright]
+    if unplaced is not None:
+        unplaced += list(boxes.mean(axis=1))
     if len(boxes) == 0:
         return empty
     grey = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
@@ -338,4 +343,7 @@ def ink_cards(
         ):
             continue  # overlaps a card taken already
         chosen.append(int(i))
+    if unplaced is not None and chosen:
+        covered = points_in_quads(np.array(unplaced), quads[chosen]).any(axis=0)
+        unplaced[:] = [c for c, done in zip(unplaced, covered) if not done]
     return quads[chosen], scores[chosen]
