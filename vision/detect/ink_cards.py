@@ -202,14 +202,21 @@ def _crowded(quads: np.ndarray, marks: np.ndarray) -> np.ndarray:
 
 
 def _recentre(
-    small: np.ndarray, grey: np.ndarray, quads: np.ndarray, offset: np.ndarray, colour: np.ndarray
+    small: np.ndarray,
+    grey: np.ndarray,
+    quads: np.ndarray,
+    offset: np.ndarray,
+    colour: np.ndarray,
+    focal: float,
+    centre: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Quads whose coloured ink sits a little off centre (offset 0.05 to
     :data:`_RECENTRE_OFFSET`: one side snapped to a neighbouring card's edge beyond its own,
     cards a narrow gap apart) with that side replaced by the mirror image of the opposite one
-    through the ink's centre and refined, where it then finds a line and the ink is centred;
-    the others unchanged (of several such sides, the one moving in furthest). Returns the quads
-    and their offsets."""
+    through the ink's centre and refined, where it moves in, the ink is then centred and the
+    card's shape is no worse (``focal``, ``centre``: see :func:`aspect_score`); the others
+    unchanged (of several such sides, the one moving in furthest). Returns the quads and their
+    offsets."""
     fix = np.flatnonzero((offset >= 0.05) & (offset < _RECENTRE_OFFSET) & (colour > 0.05))
     if len(fix) == 0:
         return quads, offset
@@ -223,10 +230,14 @@ def _recentre(
     snapped, ok = snap_lines(grey, mirrored, np.maximum(0.05 * width, 6.0))
     snapped = np.array([clockwise(q) for q in snapped]).reshape(-1, 4, 2)
     new_offset, new_colour = ink_offset(small, snapped)
-    # The side was too far out: mirrored, it moves in (the card shrinks) onto a line of its own.
+    # The side was too far out: mirrored, it moves in (the card shrinks). Its own line need
+    # not show (an overexposed desk): the ink centred and the other sides refined place it.
     area = quad_area(snapped)
-    good = (ok & drop).any(axis=1) & (ok.sum(axis=1) >= 3) & (area < quad_area(trials))
+    good = area < quad_area(trials)
     good &= (new_offset < 0.05) & (new_colour > 0.05)
+    # (A side cut short inside the card would centre the ink too, with the opposite side
+    # mirrored in: the card then gets too narrow.)
+    good &= aspect_score(snapped, focal, centre) >= aspect_score(trials, focal, centre)
     for k, i in enumerate(fix):
         options = np.flatnonzero(good[4 * k : 4 * k + 4])
         if len(options):
@@ -365,7 +376,7 @@ def ink_cards(
     if len(quads) == 0:
         return empty
     offset, colour = ink_offset(small, quads)
-    quads, offset = _recentre(small, grey, quads, offset, colour)
+    quads, offset = _recentre(small, grey, quads, offset, colour, focal, centre)
     shape = aspect_score(quads, focal, centre) * corner_score(quads)
     paper, content, _, _ = probe_scores(small, quads, focal=focal, centre=centre)
     scores = 0.85 * shape * paper * content
