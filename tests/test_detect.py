@@ -432,3 +432,17 @@ def test_card_filling_its_tray_cell_is_not_cut_to_its_symbols():
             cv2.polylines(frame, [np.round(cell).astype(np.int32)], True, (150, 140, 140), 3)
             truth.append(quad)
     match(find_cards(frame), truth, 4.0)
+
+
+def test_only_cards_with_unplaced_symbols_beside_them_seed_a_search():
+    from vision.detect.find import _beside
+
+    quads = np.array(
+        [rect_quad(100, 100, 90, 0), rect_quad(400, 100, 90, 0)], dtype=np.float64
+    )  # long side 90
+    # Symbols 70 px right of the first card (a neighbour's place); none near the second; one
+    # inside the second card (its own) does not count.
+    points = np.array([[170.0, 100.0], [400.0, 100.0]])
+    assert np.allclose(_beside(quads, points), quads[:1])
+    assert len(_beside(quads, np.zeros((0, 2)))) == 0
+    assert len(_beside(quads[:0], points)) == 0

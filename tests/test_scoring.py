@@ -1,11 +1,11 @@
-"""Unit tests of vision.detect.scoring.dim_patches."""
+"""Unit tests of vision.detect.scoring: dim_patches, ink_shift."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from vision.detect.scoring import dim_patches, probe_scores
+from vision.detect.scoring import dim_patches, ink_offset, ink_shift, probe_scores
 
 
 def _box(x: int, y: int, w: int = 60, h: int = 94) -> np.ndarray:
@@ -43,3 +43,19 @@ def test_card_in_a_shadow_on_a_white_desk_is_not_dim():
     _, _, _, level = probe_scores(image, quads)
     assert level[3] < 0.6 * np.median(level)
     assert not dim_patches(image, quads, level).any()
+
+
+def test_ink_shift_is_ink_offsets_offset():
+    # Cards with their symbol centred, shifted off centre, outlined, and one with no ink; the
+    # quads also shifted over the cards and onto the desk.
+    rng = np.random.default_rng(3)
+    image = np.clip(230 + rng.normal(0, 3, (240, 480, 3)), 0, 255).astype(np.uint8)
+    quads = np.stack([_box(20, 20), _box(110, 20), _box(200, 20), _box(290, 20)])
+    for quad in quads[:3]:
+        _card(image, quad, 245)
+    cv2.ellipse(image, (140, 90), (18, 8), 0, 0, 360, (40, 160, 40), -1)  # off centre
+    cv2.ellipse(image, (230, 67), (22, 9), 20, 0, 360, (160, 40, 120), 2)
+    probes = np.concatenate([quads, quads + [5.0, 11.0], quads[:, ::-1] - [3.0, 4.0]])
+    assert np.allclose(ink_shift(image, probes), ink_offset(image, probes)[0], atol=1e-12)
+    assert ink_shift(image, quads[3:])[0] == 1.0  # no ink
+    assert len(ink_shift(image, quads[:0])) == 0

@@ -31,6 +31,7 @@ from vision.detect.result import CardDetections
 from vision.detect.scoring import (
     MIN_SCORE,
     dim_patches,
+    ink_shift,
     probe_scores,
     score_candidates,
     white_surround,
@@ -43,6 +44,11 @@ __all__ = ["find_cards"]
 
 #: Smallest area of a card found inset in a white frame, as a share of the scene's median card.
 INSET_MIN_SHARE: Final = 0.65
+
+
+#: Offset of the ink from a card's centre (see :func:`vision.detect.scoring.ink_shift`) beyond
+#: which a card found on a surface as bright as its paper is searched from its symbols again.
+LOOSE_INK_OFFSET: Final = 0.06
 
 
 def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) -> CardDetections:
@@ -237,12 +243,53 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     # no card was found or one found lies on such a surface (elsewhere outlines close).
     taken = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
     short_first = np.zeros(len(final), dtype=bool)
-    if len(taken) == 0 or white_surround(small, taken).any():
-        extra, extra_scores = ink_cards(small, taken, focal, centre, min_score, MIN_CARD_AREA)
+    bright = white_surround(small, taken)
+    if len(taken) == 0 or bright.any():
+        # A card on such a surface whose symbols sit off its centre lost a faint side there
+        # (its outline closed along its symbols): it is searched from its symbols as well, and
+        # a card found so over it replaces it.
+        loose = bright.copy()
+        loose[bright] = ink_shift(small, taken[bright]) > LOOSE_INK_OFFSET
+        unplaced: list[np.ndarray] = []
+        extra, extra_scores = ink_cards(
+            small, taken[~loose], focal, centre, min_score, MIN_CARD_AREA, unplaced
+        )
+        if loose.any() and len(extra):
+            held = np.flatnonzero(loose)
+            over = points_in_quads(taken[held].mean(axis=1), extra)
+            over |= points_in_quads(extra.mean(axis=1), taken[held]).T
+            gone = set(held[over.any(axis=0)].tolist())
+            final = [f for i, f in enumerate(final) if i not in gone]
+            short_first = short_first[: len(final)]
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.ones(len(extra), dtype=bool)]
+        # Symbols left without a card (it showed two sides at most: a far card seen at a
+        # slant) beside a card found from its symbols: search beside that card as beside the
+        # others (it was not there to seed the search above).
+        seeds = _beside(extra, np.array(unplaced).reshape(-1, 2))
+        if len(seeds):
+            found_quads = np.array([f[0] for f in final], dtype=np.float64)
+            more, more_scores, replaced = neighbour_cards(
+                small, seeds, found_quads, focal, centre, min_score, floor
+            )
+            gone = set(replaced.tolist())
+            final = [f for i, f in enumerate(final) if i not in gone]
+            short_first = np.array([b for i, b in enumerate(short_first) if i not in gone], bool)
+            final += [(q, s, False) for q, s in zip(more, more_scores)]
+            short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first)
+
+
+def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The (N, 4, 2) ``quads`` with one of ``points`` (M, 2) within 2.5 x their long side of
+    their centre, outside them (a neighbouring card's place, a gap or two away)."""
+    if len(quads) == 0 or len(points) == 0:
+        return quads[:0]
+    long_side = np.linalg.norm(np.roll(quads, -1, axis=1) - quads, axis=2).max(axis=1)
+    dist = np.linalg.norm(points[None] - quads.mean(axis=1)[:, None], axis=2)  # (N, M)
+    near = (dist < 2.5 * long_side[:, None]) & ~points_in_quads(points, quads)
+    return quads[near.any(axis=1)]
 
 
 def _select(

@@ -29,7 +29,7 @@ from vision.detect.geometry import (
     quad_area,
 )
 from vision.detect.lines import snap_lines
-from vision.detect.scoring import ink_offset, probe_scores, white_surround
+from vision.detect.scoring import ink_centres, ink_offset, probe_scores, white_surround
 
 __all__ = ["ink_cards"]
 
@@ -49,6 +49,9 @@ _HEIGHT_GUESS: Final = 1.4
 _TILTS: Final = np.linspace(-0.3, 0.3, 21)
 #: The unit square (corners clockwise from the origin).
 _UNIT_SQUARE: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+#: Largest ink offset of a card found from its symbols that is re-fitted about its ink
+#: (:func:`_recentre`).
+_RECENTRE_OFFSET: Final = 0.15
 #: At most this many groups are tried (the largest symbols first).
 _MAX_GROUPS: Final = 30
 
@@ -198,6 +201,51 @@ def _crowded(quads: np.ndarray, marks: np.ndarray) -> np.ndarray:
     return out
 
 
+def _recentre(
+    small: np.ndarray,
+    grey: np.ndarray,
+    quads: np.ndarray,
+    offset: np.ndarray,
+    colour: np.ndarray,
+    focal: float,
+    centre: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Quads whose coloured ink sits a little off centre (offset 0.05 to
+    :data:`_RECENTRE_OFFSET`: one side snapped to a neighbouring card's edge beyond its own,
+    cards a narrow gap apart) with that side replaced by the mirror image of the opposite one
+    through the ink's centre and refined, where it moves in, the ink is then centred and the
+    card's shape is no worse (``focal``, ``centre``: see :func:`aspect_score`); the others
+    unchanged (of several such sides, the one moving in furthest). Returns the quads and their
+    offsets."""
+    fix = np.flatnonzero((offset >= 0.05) & (offset < _RECENTRE_OFFSET) & (colour > 0.05))
+    if len(fix) == 0:
+        return quads, offset
+    quads, offset = quads.copy(), offset.copy()
+    mids, _ = ink_centres(small, quads[fix])
+    # Each side of each quad in turn: three sides kept, the fourth mirrored (4 per quad).
+    trials = np.repeat(quads[fix], 4, axis=0)
+    drop = np.tile(np.eye(4, dtype=bool), (len(fix), 1))
+    mirrored = _mirror_missing(trials, ~drop, np.repeat(mids, 4, axis=0))
+    width = np.linalg.norm(np.roll(trials, -1, axis=1) - trials, axis=2).min(axis=1)
+    snapped, ok = snap_lines(grey, mirrored, np.maximum(0.05 * width, 6.0))
+    snapped = np.array([clockwise(q) for q in snapped]).reshape(-1, 4, 2)
+    new_offset, new_colour = ink_offset(small, snapped)
+    # The side was too far out: mirrored, it moves in (the card shrinks). Its own line need
+    # not show (an overexposed desk): the ink centred and the other sides refined place it.
+    area = quad_area(snapped)
+    good = area < quad_area(trials)
+    good &= (new_offset < 0.05) & (new_colour > 0.05)
+    # (A side cut short inside the card would centre the ink too, with the opposite side
+    # mirrored in: the card then gets too narrow.)
+    good &= aspect_score(snapped, focal, centre) >= aspect_score(trials, focal, centre)
+    for k, i in enumerate(fix):
+        options = np.flatnonzero(good[4 * k : 4 * k + 4])
+        if len(options):
+            best = 4 * k + options[np.argmin(area[4 * k + options])]
+            quads[i], offset[i] = snapped[best], new_offset[best]
+    return quads, offset
+
+
 def ink_cards(
     small: np.ndarray,
     taken: np.ndarray,
@@ -205,6 +253,7 @@ def ink_cards(
     centre: np.ndarray,
     min_score: float,
     min_card_area: float,
+    unplaced: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cards on a surface as bright as their paper, found from their symbols.
 
@@ -214,6 +263,8 @@ def ink_cards(
         focal, centre: assumed focal length and principal point (working px), for the shape.
         min_score: smallest score of a card.
         min_card_area: smallest card area in working px.
+        unplaced: if given, the centres (2,) of the symbol groups on a bright surface that no
+            card returned covers are appended to it (a card there showed too few sides).
 
     Returns:
         (K, 4, 2) float64 clockwise quads and (K,) scores in [0, 1].
@@ -263,6 +314,8 @@ def ink_cards(
             axis=1
         )
     boxes, width, span = boxes[bright], width[bright], span[bright]
+    if unplaced is not None:
+        unplaced += list(boxes.mean(axis=1))
     if len(boxes) == 0:
         return empty
     grey = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
@@ -291,14 +344,19 @@ def ink_cards(
     ok[:, [0, 2]] = ok_ends[:, [0, 2]]
     quads = _mirror_missing(quads, ok, boxes.mean(axis=1))
     # Then the sides found are refined (a short symmetric search); the card must have found
-    # three sides at least, the fourth taken from its shape.
+    # three sides at least, the fourth taken from its shape. A short side found outwards from
+    # the symbols (square to them, the first line met) counts as found even where the
+    # refinement, at its finer profile steps, no longer resolves it: a far card's far side
+    # lying in the surface's shading (a ramp toward a window sill's frame) is a change of slope
+    # there, not a step. Long sides (searched at wide tilts, the strongest line) must be
+    # confirmed by the refinement: random marks on a page pass the wide search.
     keep = ok.sum(axis=1) >= 3
-    quads, width = quads[keep], width[keep]
+    quads, width, found = quads[keep], width[keep], ok[keep] & short_sides
     if len(quads) == 0:
         return empty
     # Only where the surface is about as bright as the paper (elsewhere the outline closes).
     bright = white_surround(small, quads)
-    quads, width = quads[bright], width[bright]
+    quads, width, found = quads[bright], width[bright], found[bright]
     if len(quads) == 0:
         return empty
     # (At least 6 px each way: a faint side's edge is blurred over a few pixels, and a
@@ -308,7 +366,7 @@ def ink_cards(
     x, y = quads[..., 0], quads[..., 1]
     inside_frame = ((x >= 1) & (x <= w - 2) & (y >= 1) & (y <= h - 2)).all(axis=1)
     area = quad_area(quads)
-    keep = (ok.sum(axis=1) >= 3) & inside_frame & (area >= min_card_area)
+    keep = ((ok | found).sum(axis=1) >= 3) & inside_frame & (area >= min_card_area)
     keep &= (area > 0.6 * width**2 * LONG_OVER_SHORT) & (area < 1.6 * width**2 * LONG_OVER_SHORT)
     quads = quads[keep]
     if len(quads) == 0:
@@ -317,8 +375,9 @@ def ink_cards(
     quads = quads[~_crowded(quads, np.array([s[0] for s in symbols]))]
     if len(quads) == 0:
         return empty
-    shape = aspect_score(quads, focal, centre) * corner_score(quads)
     offset, colour = ink_offset(small, quads)
+    quads, offset = _recentre(small, grey, quads, offset, colour, focal, centre)
+    shape = aspect_score(quads, focal, centre) * corner_score(quads)
     paper, content, _, _ = probe_scores(small, quads, focal=focal, centre=centre)
     scores = 0.85 * shape * paper * content
     scores *= (offset < 0.05) & (colour > 0.05)
@@ -333,4 +392,7 @@ def ink_cards(
         ):
             continue  # overlaps a card taken already
         chosen.append(int(i))
+    if unplaced is not None and chosen:
+        covered = points_in_quads(np.array(unplaced), quads[chosen]).any(axis=0)
+        unplaced[:] = [c for c, done in zip(unplaced, covered) if not done]
     return quads[chosen], scores[chosen]

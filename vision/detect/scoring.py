@@ -18,6 +18,7 @@ __all__ = [
     "dim_patches",
     "ink_centres",
     "ink_offset",
+    "ink_shift",
     "probe_scores",
     "score_candidates",
     "white_surround",
@@ -284,6 +285,33 @@ def ink_offset(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.nda
         cy = (np.percentile(ys, 2) + np.percentile(ys, 98)) / 2 / (_PROBE_H - 1)
         out[i] = max(abs(cx - 0.5), abs(cy - 0.5))
     return out, colour
+
+
+def ink_shift(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """:func:`ink_offset`'s offset alone, for many quads at once: (N,) the larger offset of the
+    coloured ink's extent (its 2nd to 98th percentile, interpolated as ``np.percentile`` does,
+    from the probe's column and row counts) from the card's centre across and along it, as a
+    fraction of the side; 1.0 with under 8 ink pixels. The same figure as
+    :func:`ink_offset`'s (to rounding) at a fraction of its cost (no per-quad percentiles)."""
+    out = np.ones(len(quads))
+    if len(quads) == 0:
+        return out
+    _, ink, _, _, chroma = _probe_ink(small, quads)
+    ink &= (_INNER | _BAND) & (chroma > _SYMBOL_CHROMA)
+    total = ink.sum(axis=(1, 2))[:, None]
+    shifts = []
+    for counts, size in ((ink.sum(axis=1), _PROBE_W), (ink.sum(axis=2), _PROBE_H)):
+        cum = np.cumsum(counts, axis=1)  # (N, size)
+        ends = []
+        for share in (0.02, 0.98):
+            rank = share * (total - 1)  # (N, 1) fractional rank of the percentile
+            below = np.floor(rank)
+            first = (cum > below).argmax(axis=1)  # the order statistics either side of it
+            second = (cum > below + 1).argmax(axis=1)
+            frac = (rank - below)[:, 0]
+            ends.append(first + frac * (second - first))
+        shifts.append(np.abs((ends[0] + ends[1]) / 2 / (size - 1) - 0.5))
+    return np.where(total[:, 0] >= 8, np.maximum(*shifts), out)
 
 
 def _crosswise_share(ink: np.ndarray) -> float:
