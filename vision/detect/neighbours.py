@@ -31,7 +31,7 @@ from vision.detect.geometry import (
 from vision.detect.refine import snap_sides
 from vision.detect.scoring import ink_centres, ink_offset, probe_scores
 
-__all__ = ["neighbour_cards"]
+__all__ = ["DARK_TABLE", "neighbour_cards", "on_dark_table", "side_levels"]
 
 #: Gaps between neighbouring cards tried, as a fraction of the card's side along the step.
 _GAPS: Final = (0.04, 0.2, 0.45)
@@ -54,7 +54,7 @@ _INK_OFFSET: Final = 0.05
 _INK_COLOUR: Final = 0.05
 #: Surface grey level under this share of the cards' paper: a dark table (on it, a card's side
 #: is a step down going outwards).
-_DARK_TABLE: Final = 0.9
+DARK_TABLE: Final = 0.9
 _UNIT: Final = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
 #: The unit card shifted right, left, down and up by 1 + each gap: (1, 4 x gaps x 4, 2).
 _SHIFTED: Final = np.concatenate(
@@ -177,7 +177,7 @@ def _tint(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return colour / np.maximum(colour.sum(axis=1, keepdims=True), 1.0), colour.min(axis=1)
 
 
-def _side_levels(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def side_levels(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(N, 4) grey levels (darkest channel, median of 8 points) of the paper just inside each
     side of each quad and of the surface just outside it."""
     centres = quads.mean(axis=1, keepdims=True)[:, :, None, :]  # (N, 1, 1, 2)
@@ -196,16 +196,20 @@ def _brighter_sides(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
     as the surface just outside."""
     if len(quads) == 0:
         return np.zeros(0, dtype=int)
-    inner, outer = _side_levels(small, quads)
+    inner, outer = side_levels(small, quads)
     return (inner >= 0.95 * outer).sum(axis=1)
 
 
 def _dark_table(small: np.ndarray, seeds: np.ndarray) -> bool:
-    """The found cards lie on a surface clearly darker than their paper: the surface just
-    outside at least three sides of most of them is under :data:`_DARK_TABLE` of the paper's
-    grey level."""
-    inner, outer = _side_levels(small, seeds)
-    return bool(np.median((outer < _DARK_TABLE * inner).sum(axis=1)) >= 3)
+    """:func:`on_dark_table` of the found cards ``seeds`` (N, 4, 2)."""
+    return on_dark_table(*side_levels(small, seeds))
+
+
+def on_dark_table(inner: np.ndarray, outer: np.ndarray) -> bool:
+    """The cards lie on a surface clearly darker than their paper: given their
+    :func:`side_levels` (N, 4) inside and outside, the surface just outside at least three
+    sides of most of them is under :data:`DARK_TABLE` of the paper's grey level."""
+    return bool(np.median((outer < DARK_TABLE * inner).sum(axis=1)) >= 3)
 
 
 def _within(quads: np.ndarray, w: int, h: int, margin: float) -> np.ndarray:

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from vision.detect.geometry import clockwise, corner_score, quad_area, side_frames
-from vision.detect.neighbours import _DARK_TABLE, _side_levels
+from vision.detect.neighbours import on_dark_table, side_levels
 from vision.detect.refine import snap_sides
 
 __all__ = ["extend_sides"]
@@ -115,10 +115,9 @@ def extend_sides(
     # beyond a side is that surface, not more of the card.
     if not candidate.any():
         return out
-    # (The test of neighbours' hypotheses: the surface outside at least three sides of most
-    # found cards under _DARK_TABLE of their paper.)
-    paper_in, table_out = _side_levels(small, quads[whole])
-    if np.median((table_out < _DARK_TABLE * paper_in).sum(axis=1)) < 3:
+    # (The same test as for neighbours' hypotheses.)
+    paper_in, table_out = side_levels(small, quads[whole])
+    if not on_dark_table(paper_in, table_out):
         return out
     scene_table = float(np.median(table_out))
     rows = np.flatnonzero(candidate.any(axis=1))
