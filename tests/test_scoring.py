@@ -1,4 +1,4 @@
-"""Unit tests of vision.detect.scoring: dim_patches, ink_shift."""
+"""Unit tests of vision.detect.scoring: dim_patches, ink_shift and the probe's paper under glare."""
 
 from __future__ import annotations
 
@@ -59,3 +59,36 @@ def test_ink_shift_is_ink_offsets_offset():
     assert np.allclose(ink_shift(image, probes), ink_offset(image, probes)[0], atol=1e-12)
     assert ink_shift(image, quads[3:])[0] == 1.0  # no ink
     assert len(ink_shift(image, quads[:0])) == 0
+
+
+def _glared_card() -> tuple[np.ndarray, np.ndarray]:
+    """A card under warm room light on a dark table, a lamp's glare clipping most of it white
+    (pclewis pcl-bad-set1 card 10, a glass table): the paper outside the glare is warm and a
+    third as bright as the glare, so the border band's median is the glare's white."""
+    image = np.full((160, 120, 3), (40, 48, 55), np.uint8)
+    image[30:124, 30:90] = (72, 100, 122)  # the card's warm paper
+    for y in (50, 77, 104):  # three purple ovals
+        cv2.ellipse(image, (60, y), (18, 8), 0, 0, 360, (60, 20, 45), -1)
+    # The glare: white light added over the card's left and lower part, a soft diagonal edge.
+    yy, xx = np.mgrid[0:160, 0:120]
+    glare = 200.0 / (1 + np.exp((xx - 50 - 0.5 * (yy - 30)) / 3.0))
+    lit = image.astype(np.float64) + glare[:, :, None]
+    return np.clip(lit, 0, 255).astype(np.uint8), _box(30, 30)[None]
+
+
+def test_card_partly_washed_out_by_glare_keeps_its_content():
+    # Judged against the glare's white alone, the unlit paper (a third of the border band) is
+    # ink, both too dark and too warm; it is paper like the band's unlit part.
+    image, quads = _glared_card()
+    paper, content, _, level = probe_scores(image, quads)
+    assert level[0] > 230  # the band's median is the glare
+    assert paper[0] == 1.0
+    assert content[0] > 0.9
+
+
+def test_glare_does_not_make_a_dark_band_paper_without_clipping():
+    # The same card without clipped pixels (the glare's white at 200): the dark part stays ink.
+    image, quads = _glared_card()
+    image = (image.astype(np.float64) * 200 / 255).astype(np.uint8)
+    _, content, _, _ = probe_scores(image, quads)
+    assert content[0] < 0.5

@@ -32,6 +32,18 @@ MIN_SCORE: Final = 0.5
 _PROBE_W, _PROBE_H = 40, 62
 
 
+#: Glare in a quad's border band: at least this share of the band clipped (darkest channel at
+#: least :data:`_GLARE_LEVEL`) ...
+_GLARE_SHARE: Final = 0.1
+_GLARE_LEVEL: Final = 250
+
+
+#: ... and at least this share of it darker than this fraction of the band's median level
+#: (the paper outside the glare): see :func:`_glare_paper`.
+_UNLIT_SHARE: Final = 0.1
+_UNLIT_LEVEL: Final = 0.7
+
+
 #: Saturation above the paper's of a symbol pixel (SET symbols are red, green or purple), for
 #: locating the symbols apart from grey shadow edges and marks.
 _SYMBOL_CHROMA: Final = 0.08
@@ -129,7 +141,8 @@ def probe_scores(
 
     Paper: the border band's median colour is bright and near neutral. Content: some ink inside
     (symbols), little ink in the border band. Ink is a pixel darker than the paper around it,
-    more colourful than the paper, or very dark. Also returns (N,) bool "upright" (the ink
+    more colourful than the paper, or very dark (where glare clips part of the band, than the
+    band's unlit paper too: :func:`_glare_paper`). Also returns (N,) bool "upright" (the ink
     stands along the quad's long side, as in two cards side by side) and (N,) the paper's
     grey level (its darkest channel), for a comparison with the other cards of the scene.
     """
@@ -207,13 +220,44 @@ def _probe_ink(
     b, g, r = blue / paper[0], green / paper[1], red / paper[2]
     b_top, b_low = np.maximum(np.maximum(b, g), r), np.minimum(np.minimum(b, g), r)
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
-    ink = (rel < 0.86) | (tinted > _INK_TINT)
-    ink |= lum < 0.45 * lo[:, None, None]
+    paper_ink = (tinted > _INK_TINT) | (lum < 0.45 * lo[:, None, None])
+    _glare_paper(planes, band, lo, paper_ink)
+    ink = (rel < 0.86) | paper_ink
     if not chroma:
         return quads, ink, lo, sat, np.zeros(0)
     top = np.maximum(np.maximum(blue, green), red).astype(np.float32)
     saturation = (top - lum) / np.maximum(top, 1.0)
     return quads, ink, lo, sat, saturation - sat[:, None, None]
+
+
+def _glare_paper(
+    planes: np.ndarray, band: np.ndarray, lo: np.ndarray, paper_ink: np.ndarray
+) -> None:
+    """Where glare clips part of a quad's border band, also accept the unlit paper as paper:
+    ``paper_ink`` (N, H, W) bool, ink against the band's median colour, is cleared in place
+    where a pixel is no ink against the colour of the band's unlit part either.
+
+    Glare (a lamp's reflection on glossy card stock) adds white light: the band's median is
+    then the glare's white, and the rest of the card's paper, lit only by the room's light,
+    is both darker and more tinted (warm) than it, so it would count as ink. Only a band with
+    at least :data:`_GLARE_SHARE` of its pixels clipped (darkest channel at least
+    :data:`_GLARE_LEVEL`) and at least :data:`_UNLIT_SHARE` clearly darker than the glare
+    (under :data:`_UNLIT_LEVEL` of its median level) is judged so.
+    """
+    n = len(lo)
+    band_lum = band.reshape(3, n, -1).min(axis=0)  # (n, P) the band's darkest channel
+    glared = np.flatnonzero((band_lum >= _GLARE_LEVEL).mean(axis=1) >= _GLARE_SHARE)
+    for i in glared:
+        unlit = band_lum[i] < _UNLIT_LEVEL * lo[i]
+        if unlit.mean() < _UNLIT_SHARE:
+            continue
+        ref = np.median(band.reshape(3, n, -1)[:, i, unlit], axis=1)  # (3,) B, G, R
+        paper = np.maximum(ref, 1.0)[:, None, None]
+        b, g, r = planes[:, i] / paper
+        top, low = np.maximum(np.maximum(b, g), r), np.minimum(np.minimum(b, g), r)
+        tinted = (top - low) / np.maximum(top, 1e-3)
+        lum = planes[:, i].min(axis=0)
+        paper_ink[i] &= (tinted > _INK_TINT) | (lum < 0.45 * ref.min())
 
 
 def _close_each(images: np.ndarray) -> np.ndarray:
