@@ -92,3 +92,38 @@ def test_glare_does_not_make_a_dark_band_paper_without_clipping():
     image = (image.astype(np.float64) * 200 / 255).astype(np.uint8)
     _, content, _, _ = probe_scores(image, quads)
     assert content[0] < 0.5
+
+
+def _two_light_card(ink=(30, 20, 150)) -> tuple[np.ndarray, np.ndarray]:
+    """A card on a dark cloth lit by a bluish lamp from the top right and room light from the
+    bottom left (tomwhite's webcam frame 20170529_203823, card 11): its paper runs from blue to
+    near white, the border band's median is blue, and two solid symbols of ``ink`` (BGR)."""
+    image = np.full((160, 120, 3), 25, np.uint8)
+    yy, xx = np.mgrid[0:94, 0:60]
+    t = np.clip((xx - 0.6 * yy + 12) / 12.0, 0, 1)[:, :, None]  # 1: the blue light's side
+    white, blue = np.array([160.0, 148, 146]), np.array([150.0, 103, 82])
+    image[30:124, 30:90] = (t * blue + (1 - t) * white).astype(np.uint8)
+    for y in (62, 92):
+        cv2.ellipse(image, (60, y), (20, 9), 0, 0, 360, ink, -1)
+    return image, _box(30, 30)[None]
+
+
+def test_paper_lit_by_two_lights_is_not_ink():
+    # The paper's whiter part is brighter than the blue median in every channel: more light,
+    # not ink (which absorbs), however differently tinted.
+    image, quads = _two_light_card()
+    paper, content, _, _ = probe_scores(image, quads)
+    assert paper[0] * content[0] >= 0.5  # a card (MIN_SCORE)
+    assert content[0] > 0.9
+
+
+def test_ink_darker_than_paper_in_one_channel_stays_ink():
+    # Symbols that keep the paper's red but absorb blue and green (red ink on that paper) are
+    # still found as the card's content, and a band full of them is not clean paper.
+    image, quads = _two_light_card(ink=(40, 30, 200))
+    _, content, _, _ = probe_scores(image, quads)
+    assert content[0] > 0.9
+    striped = image.copy()
+    striped[30:124:4, 30:90] = (40, 30, 200)  # red lines over the whole card, border included
+    _, content, _, _ = probe_scores(striped, quads)
+    assert content[0] < 0.5

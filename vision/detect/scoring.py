@@ -53,6 +53,11 @@ _SYMBOL_CHROMA: Final = 0.08
 #: pclewis shadow photos: a hand's shadow on warm-lit paper reaches ~0.3 there (0.38 to 0.42
 #: without the paper as white); printed red, green and purple 0.65 to 0.8.
 _INK_TINT: Final = 0.36
+#: Ink absorbs: a printed pixel is darker than the paper in at least one channel (each channel
+#: over the paper's under this). A pixel at least as bright as the paper in every channel is
+#: paper under more or other light (a second, bluish lamp lighting part of a card; glare),
+#: however differently tinted.
+_INK_ABSORBS: Final = 0.9
 
 
 #: A card's paper under this share of the scene's median card paper level (darkest channel) is
@@ -220,7 +225,7 @@ def _probe_ink(
     b, g, r = blue / paper[0], green / paper[1], red / paper[2]
     b_top, b_low = np.maximum(np.maximum(b, g), r), np.minimum(np.minimum(b, g), r)
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
-    paper_ink = (tinted > _INK_TINT) | (lum < 0.45 * lo[:, None, None])
+    paper_ink = ((tinted > _INK_TINT) & (b_low < _INK_ABSORBS)) | (lum < 0.45 * lo[:, None, None])
     _glare_paper(planes, band, lo, paper_ink)
     ink = (rel < 0.86) | paper_ink
     if not chroma:
