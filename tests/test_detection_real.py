@@ -25,8 +25,9 @@ ANNOTATIONS = REPO_ROOT / "datasets" / "detection"
 #: Measured 2026-11-30 (detector with mended notched regions, same-size insets, dim surface
 #: patches dropped, parallel retries of neighbours' fourth sides, their edges stepping down
 #: onto a dark table, far white cards' sides refined over 6 px at least and sides stopped on
-#: a shadow's edge moved out to the card's; 120 reviewed photos, 1045 required cards):
-#: overall precision 1.000, recall 0.990. Per source:
+#: a shadow's edge moved out to the card's, a pile's top card with a corner cut off by the
+#: notch split completed; 120 reviewed photos, 1045 required cards):
+#: overall precision 1.000, recall 0.991. Per source:
 #: (precision, recall) as measured (maormagori's precision kept at an earlier run's 0.969,
 #: where one run differed).
 MEASURED = {
@@ -37,12 +38,12 @@ MEASURED = {
     "maormagori": (0.969, 1.000),
     "nakkstar123": (1.000, 1.000),
     "omega697": (1.000, 0.892),
-    "pclewis": (1.000, 0.974),
+    "pclewis": (1.000, 0.978),
     "piratefsh": (1.000, 1.000),
     "rotemabend": (1.000, 1.000),
     "tomwhite": (1.000, 1.000),
 }
-OVERALL_MEASURED = (1.000, 0.990)
+OVERALL_MEASURED = (1.000, 0.991)
 OVERALL_MARGIN = 0.01
 SOURCE_MARGIN = 0.03
 
