@@ -124,11 +124,15 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
                 if found is not None:
                     pieces.append(found)
                 # A piece not card-shaped may be a card with a corner cut off by the split.
-                if found is None or aspect_score(found[0][None], focal, centre)[0] < 0.5:
-                    whole = complete_cut(piece, outline, edges)
-                    if whole is not None:
-                        share = cv2.contourArea(piece) / max(float(quad_area(whole)), 1e-9)
-                        pieces.append((whole, min(share, 1.0), False, piece))
+                if found is not None and aspect_score(found[0][None], focal, centre)[0] >= 0.5:
+                    continue
+                area = cv2.contourArea(piece)
+                if (
+                    area >= MIN_CARD_AREA
+                    and (whole := complete_cut(piece, outline, edges)) is not None
+                ):
+                    share = area / max(float(quad_area(whole)), 1e-9)
+                    pieces.append((whole, min(share, 1.0), False, piece))
         pieces += [
             found
             for piece in mended

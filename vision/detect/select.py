@@ -256,11 +256,14 @@ def complete_cut(piece: np.ndarray, parent: np.ndarray, edges: np.ndarray) -> np
     if t < 1.0 or cv2.pointPolygonTest(parent, (float(corner[0]), float(corner[1])), True) < 1.0:
         return None
     h, w = edges.shape
-    triangle = np.zeros((h, w), np.uint8)
-    cv2.fillConvexPoly(triangle, np.round(np.array([b, corner, c])).astype(np.int32), 255)
-    inner = cv2.erode(triangle, KERNEL3, iterations=2)
+    corners = np.round(np.array([b, corner, c])).astype(np.int32)
+    x0, y0 = np.clip(corners.min(axis=0) - 1, 0, [w, h])
+    x1, y1 = np.clip(corners.max(axis=0) + 2, 0, [w, h])
+    triangle = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(triangle, corners - [x0, y0], 255)
+    inner = cv2.erode(triangle, KERNEL3, iterations=2) > 0
     area = np.count_nonzero(inner)
-    if area == 0 or np.count_nonzero(edges[inner > 0]) > 0.02 * area:
+    if area == 0 or np.count_nonzero(edges[y0:y1, x0:x1][inner]) > 0.02 * area:
         return None
     # The restored sides run along the card's own outline, faint but mostly there; a covered
     # card's would run under the card on it, over plain paper.
