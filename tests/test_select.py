@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.detect.select import mend_cuts, select_cards
+from vision.detect.select import complete_cut, mend_cuts, select_cards, split_at_notches
 
 
 def _outline(mask: np.ndarray) -> np.ndarray:
@@ -54,3 +54,31 @@ def test_framed_outline_the_card_sticks_out_of_is_not_the_card():
     # card around its lit part (which may stick out of it a little along a shadow's edge).
     assert select_cards(quads, scores, framed=np.array([True, True])).tolist() == [0]
     assert select_cards(quads, scores, framed=np.array([False, False])).tolist() == [1]
+
+
+def _card_on_a_card() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A 100 x 156 card lying across the bottom-left corner of another, their regions joined
+    into one (the seam between them has a gap); its outline, the top card's faint outline as
+    the edge map, and the top card's corners."""
+    mask = np.zeros((240, 280), np.uint8)
+    cv2.rectangle(mask, (110, 10), (230, 120), 255, -1)  # the card below
+    cv2.rectangle(mask, (40, 40), (139, 195), 255, -1)  # the card on it
+    edges = np.zeros_like(mask)
+    cv2.rectangle(edges, (40, 40), (139, 195), 255, 1)
+    top = np.array([[40, 40], [139, 40], [139, 195], [40, 195]], np.float64)
+    return _outline(mask), edges, top
+
+
+def test_card_with_a_corner_cut_off_by_the_split_is_completed():
+    # The cut between the region's two notches runs across the top card's corner: its piece
+    # is a pentagon, completed along its two sides that meet at the lost corner.
+    parent, edges, top = _card_on_a_card()
+    pieces = split_at_notches(parent, edges.shape)
+    assert len(pieces) == 2
+    quads = [complete_cut(piece, parent, edges) for piece in pieces]
+    found = [q for q in quads if q is not None]
+    assert len(found) == 1  # not the card below: its sides would run on across the top card
+    err = np.abs(np.sort(found[0], axis=0) - np.sort(top, axis=0)).max()
+    assert err < 3.0
+    # Without the top card's outline there, its sides are not known to reach the corner.
+    assert all(complete_cut(piece, parent, np.zeros_like(edges)) is None for piece in pieces)

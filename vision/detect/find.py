@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -36,7 +37,13 @@ from vision.detect.scoring import (
     score_candidates,
     white_surround,
 )
-from vision.detect.select import grid_split, mend_cuts, select_cards, split_at_notches
+from vision.detect.select import (
+    complete_cut,
+    grid_split,
+    mend_cuts,
+    select_cards,
+    split_at_notches,
+)
 from vision.detect.shaded import extend_sides
 
 __all__ = ["find_cards"]
@@ -116,12 +123,22 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         # A compact region that is not four-sided may also be one card cut by a faint line.
         mended = [m for blob in blobs[:12] if (m := mend_cuts(blob)) is not None]
         blobs = []
-        pieces = [
-            found
-            for outline in parents
-            for piece in split_at_notches(outline, (sh, sw))
-            if (found := contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)) is not None
-        ]
+        pieces = []
+        for outline in parents:
+            for piece in split_at_notches(outline, (sh, sw)):
+                found = contour_candidate(piece, (sw, sh), MIN_CARD_AREA, 1e12)
+                if found is not None:
+                    pieces.append(found)
+                # A piece not card-shaped may be a card with a corner cut off by the split.
+                if found is not None and aspect_score(found[0][None], focal, centre)[0] >= 0.5:
+                    continue
+                area = cv2.contourArea(piece)
+                if (
+                    area >= MIN_CARD_AREA
+                    and (whole := complete_cut(piece, outline, edges)) is not None
+                ):
+                    share = area / max(float(quad_area(whole)), 1e-9)
+                    pieces.append((whole, min(share, 1.0), False, piece))
         pieces += [
             found
             for piece in mended
@@ -200,8 +217,13 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         found = quads[kept]
         if median is not None:
             found = found[areas[kept] < 1.6 * median]
-        ok &= ~points_in_quads(cells_arr.mean(axis=1), found).any(axis=0)
-        ok &= ~points_in_quads(found.mean(axis=1), cells_arr).any(axis=1)
+        cell_in_found = points_in_quads(cells_arr.mean(axis=1), found).T  # (cells, found)
+        found_in_cell = points_in_quads(found.mean(axis=1), cells_arr)
+        ok &= ~cell_in_found.any(axis=1) & ~found_in_cell.any(axis=1)
+        # A card found lying across cells of a region, not on one of them (a card on a pile),
+        # says the region is no grid of touching cards: none of its cells is taken.
+        across = (cell_in_found != found_in_cell).any(axis=1)
+        ok &= ~np.array([across[family_arr == f].any() for f in family_arr])
         if ok.any():
             all_quads = np.concatenate([quads[single], cells_arr[ok]])
             all_scores = np.concatenate([scores[single], cell_scores[ok]])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.detect.geometry import inset, points_in_quads, quad_area, rect_ratio
-from vision.detect.masks import KERNEL5
+from vision.detect.geometry import clockwise, inset, points_in_quads, quad_area, rect_ratio
+from vision.detect.masks import KERNEL3, KERNEL5
 from vision.warp import CARD_ASPECT
 
 __all__ = ["dedupe", "grid_split", "mend_cuts", "select_cards", "split_at_notches"]
@@ -206,3 +206,75 @@ def mend_cuts(contour: np.ndarray) -> np.ndarray | None:
     if cv2.contourArea(mended) < 1.05 * cv2.contourArea(contour):
         return None
     return mended + offset
+
+
+def complete_cut(piece: np.ndarray, parent: np.ndarray, edges: np.ndarray) -> np.ndarray | None:
+    """The four-sided card a notch-split piece is, where the split cut one of its corners off.
+
+    A card lying on another whose seam is faint in one place joins the card below into one
+    region; the cut between the region's notches then runs across the top card's corner and
+    the piece is a pentagon: four of the card's sides and the cut. Dropping the one side of
+    the piece's pentagon that lies inside the parent region (the cut, not an outline) and
+    meeting its two neighbours gives the card back, if the corner so restored lies on the
+    parent's paper with no edge across it and the two sides restored run mostly along edges
+    (the top card's faint seam; a covered card's sides would run on under the card on it,
+    across its plain paper).
+
+    Args:
+        piece: (P, 1, 2) int32 outline of a piece of ``parent``.
+        parent: (Q, 1, 2) int32 outline of the region the piece was cut from.
+        edges: uint8 edge map of the working image (nonzero on edges).
+
+    Returns:
+        (4, 2) float64 clockwise quad, or None.
+    """
+    hull = cv2.convexHull(piece)
+    if len(hull) < 5:
+        return None
+    penta = cv2.approxPolyN(hull, 5, epsilon_percentage=-1.0, ensure_convex=True)
+    if penta is None or penta.size != 10:
+        return None
+    v = penta.reshape(5, 2).astype(np.float64)
+    if cv2.contourArea(v.astype(np.float32), oriented=True) < 0:  # clockwise on screen
+        v = v[::-1].copy()
+    inside = [
+        cv2.pointPolygonTest(parent, tuple(float(c) for c in (v[i] + v[(i + 1) % 5]) / 2), True)
+        for i in range(5)
+    ]
+    cuts = [i for i in range(5) if inside[i] > 3.0]
+    if len(cuts) != 1:
+        return None
+    i = cuts[0]
+    a, b = v[(i - 1) % 5], v[i]  # the side before the cut
+    c, d = v[(i + 1) % 5], v[(i + 2) % 5]  # the side after it
+    d1, d2 = b - a, d - c
+    det = d1[0] * (-d2[1]) + d1[1] * d2[0]
+    if abs(det) < 1e-9:
+        return None
+    t = ((c - a)[0] * (-d2[1]) + (c - a)[1] * d2[0]) / det
+    corner = a + t * d1
+    if t < 1.0 or cv2.pointPolygonTest(parent, (float(corner[0]), float(corner[1])), True) < 1.0:
+        return None
+    h, w = edges.shape
+    corners = np.round(np.array([b, corner, c])).astype(np.int32)
+    x0, y0 = np.clip(corners.min(axis=0) - 1, 0, [w, h])
+    x1, y1 = np.clip(corners.max(axis=0) + 2, 0, [w, h])
+    triangle = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(triangle, corners - [x0, y0], 255)
+    inner = cv2.erode(triangle, KERNEL3, iterations=2) > 0
+    area = np.count_nonzero(inner)
+    if area == 0 or np.count_nonzero(edges[y0:y1, x0:x1][inner]) > 0.02 * area:
+        return None
+    # The restored sides run along the card's own outline, faint but mostly there; a covered
+    # card's would run under the card on it, over plain paper.
+    on, total = 0, 0
+    for start in (b, c):
+        n = max(int(np.hypot(*(corner - start))), 1)
+        pts = np.round(start + (corner - start) * (np.arange(n) + 0.5)[:, None] / n).astype(int)
+        pts = pts[(pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)]
+        on += np.count_nonzero(edges[pts[:, 1], pts[:, 0]])
+        total += n
+    if on < 0.5 * total:
+        return None
+    quad = np.array([v[(i + k) % 5] for k in range(2, 5)] + [corner])
+    return clockwise(quad)
