@@ -27,21 +27,23 @@ from vision.data import shared_datasets
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Recorded with scripts/evaluate.py on 2026-11-29 with the model trained on the table photos too
-#: (models/card_classifier.json, recipe v5-tables-shadows), rounded down by about one card or
-#: table per source so that a one-card change in a borderline photo does not fail:
-#: (lowest of the four attribute accuracies, cards fully right, tables fully right).
-#: Nearly all remaining errors are cards the detector misses (pclewis, omega697).
+#: Recorded with scripts/evaluate.py on 2026-11-30 with the model trained on the table photos too
+#: (models/card_classifier.json, recipe v5-tables-shadows) and the detector of that day (99.6%
+#: recall on the annotated photos), rounded down by about one card or table per source so that
+#: a one-card change in a borderline photo does not fail: (lowest of the four attribute
+#: accuracies, cards fully right, tables fully right). Measured: all 0.996 / 0.996 / 0.987;
+#: pclewis 0.977 / 0.977 / 0.923; every other source 1.0. Nearly all remaining errors are the
+#: four cards of the pclewis pile (crazy.jpg) the detector misses.
 BASELINE: dict[str, tuple[float, float, float]] = {
-    "all": (0.975, 0.975, 0.9),
+    "all": (0.99, 0.99, 0.97),
     "gractang": (0.99, 0.99, 0.94),
-    "koff": (0.985, 0.985, 0.75),
+    "koff": (0.985, 0.985, 0.87),
     "nakkstar123": (0.985, 0.985, 0.87),
-    "pclewis": (0.95, 0.95, 0.8),
+    "omega697": (0.97, 0.97, 0.9),
+    "pclewis": (0.97, 0.97, 0.88),
     "piratefsh": (0.985, 0.985, 0.88),
     "rotemabend": (0.99, 0.99, 0.9),
-    "tomwhite": (0.99, 0.99, 0.93),
-    "omega697": (0.56, 0.56, 0.36),
+    "tomwhite": (0.995, 0.995, 0.97),
 }
 
 pytestmark = pytest.mark.slow
