@@ -446,3 +446,24 @@ def test_only_cards_with_unplaced_symbols_beside_them_seed_a_search():
     assert np.allclose(_beside(quads, points), quads[:1])
     assert len(_beside(quads, np.zeros((0, 2)))) == 0
     assert len(_beside(quads[:0], points)) == 0
+
+
+def test_near_square_card_takes_its_long_sides_from_its_symbols() -> None:
+    # A card foreshortened to a square (a low camera): its outline cannot say which sides are
+    # long, its symbols (wide ovals, stacked) can; given either way round, edge 0-1 ends up
+    # across the ovals (the card's short edge).
+    from vision.detect.find import _short_edges_by_ink
+
+    frame = np.full((400, 400, 3), 35, np.uint8)
+    frame[100:300, 100:300] = 235
+    for y in (140, 200, 260):
+        cv2.ellipse(frame, (200, y), (60, 20), 0, 0, 360, (60, 140, 40), -1)
+    square = np.array([[100, 100], [300, 100], [300, 300], [100, 300]], np.float64)
+    known = np.zeros(2, dtype=bool)
+    quads, known = _short_edges_by_ink(
+        frame, np.stack([square, np.roll(square, 1, axis=0)]), 340.0, (200.0, 200.0), known
+    )
+    assert known.all()
+    for quad in quads:
+        top = quad[1] - quad[0]
+        assert abs(top[1]) < 1e-9 and abs(top[0]) == 200  # a horizontal edge: across the ovals

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.detect.scoring import dim_patches, ink_offset, ink_shift, probe_scores
+from vision.detect.scoring import dim_patches, ink_across, ink_offset, ink_shift, probe_scores
 
 
 def _box(x: int, y: int, w: int = 60, h: int = 94) -> np.ndarray:
@@ -127,3 +127,24 @@ def test_ink_darker_than_paper_in_one_channel_stays_ink():
     striped[30:124:4, 30:90] = (40, 30, 200)  # red lines over the whole card, border included
     _, content, _, _ = probe_scores(striped, quads)
     assert content[0] < 0.5
+
+
+def _square_card(symbols: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """A card foreshortened to a square (a low camera looking along its long axis): paper 100 x
+    100 px on a dark table, ``symbols`` wide ovals stacked down it."""
+    image = np.full((160, 160, 3), 35, np.uint8)
+    image[30:130, 30:130] = 235
+    for j in range(symbols):
+        y = 80 + int((j - (symbols - 1) / 2) * 28)
+        cv2.ellipse(image, (80, y), (30, 10), 0, 0, 360, (60, 140, 40), -1)
+    return image, _box(30, 30, 100, 100)[None]
+
+
+def test_ink_across_says_which_edge_is_short():
+    for symbols in (1, 2, 3):
+        image, quads = _square_card(symbols)
+        # Edge 0-1 on top: the ovals lie across it (short edge); rolled, along it.
+        assert ink_across(image, quads)[0] > 0.9
+        assert ink_across(image, np.roll(quads, 1, axis=1))[0] < 0.1
+    blank = np.full((160, 160, 3), 235, np.uint8)
+    assert ink_across(blank, _box(30, 30, 100, 100)[None])[0] == 1.0  # no ink: no evidence

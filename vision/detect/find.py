@@ -18,9 +18,11 @@ from vision.detect.candidates import (
 )
 from vision.detect.geometry import (
     aspect_score,
+    clockwise,
     order_corners,
     points_in_quads,
     quad_area,
+    rect_ratio,
     touches_border,
 )
 from vision.detect.ink_cards import ink_cards
@@ -32,6 +34,7 @@ from vision.detect.result import CardDetections
 from vision.detect.scoring import (
     MIN_SCORE,
     dim_patches,
+    ink_across,
     ink_shift,
     probe_scores,
     score_candidates,
@@ -51,6 +54,15 @@ __all__ = ["find_cards"]
 
 #: Smallest area of a card found inset in a white frame, as a share of the scene's median card.
 INSET_MIN_SHARE: Final = 0.65
+
+
+#: A quad whose perspective-corrected long/short ratio is under this (a card is 1.56) does not
+#: show by its outline which sides are long: its symbols decide (:func:`_short_edges_by_ink`).
+NEAR_SQUARE: Final = 1.25
+
+
+#: Share of the symbol ink that must lie across (or along) an edge to call it short (or long).
+INK_ACROSS: Final = 0.7
 
 
 #: Offset of the ink from a card's centre (see :func:`vision.detect.scoring.ink_shift`) beyond
@@ -337,10 +349,41 @@ def _finish(
     result_scores = np.array([f[1] for f in final], dtype=np.float32)
     partial = np.array([f[2] for f in final], dtype=bool)
     full = refine(frame, (work + 0.5) * k - 0.5, k)
-    full = order_corners(
-        full,
-        focal=focal * k,
-        centre=(frame.shape[1] / 2, frame.shape[0] / 2),
-        short_first=short_first,
-    )
+    centre = (frame.shape[1] / 2, frame.shape[0] / 2)
+    full, short_first = _short_edges_by_ink(frame, full, focal * k, centre, short_first)
+    full = order_corners(full, focal=focal * k, centre=centre, short_first=short_first)
     return CardDetections(full.astype(np.float32), np.clip(result_scores, 0, 1), partial)
+
+
+def _short_edges_by_ink(
+    frame: np.ndarray,
+    quads: np.ndarray,
+    focal: float,
+    centre: tuple[float, float],
+    short_first: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Quads (N, 4, 2) whose long sides the outline cannot tell, with their short edge put
+    first from their symbols, and ``short_first`` (N,) bool updated.
+
+    A card seen steeply along its long axis (a low camera) is foreshortened to a near-square
+    quad: its perspective-corrected aspect ratio (1.56 head-on) comes out under
+    :data:`NEAR_SQUARE`, and which pair of sides is long depends on the assumed focal length.
+    SET symbols lie across the card, so the ink decides (:func:`ink_across`): clearly across
+    edge 0-1 (at least :data:`INK_ACROSS` of it), edge 0-1 is short; clearly along it, edge
+    1-2 is.
+    """
+    quads = np.array([clockwise(q) for q in quads])
+    ratio = rect_ratio(quads, focal, np.asarray(centre, dtype=np.float64))
+    ambiguous = ~short_first & (np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9)) < NEAR_SQUARE)
+    if not ambiguous.any():
+        return quads, short_first
+    short_first = short_first.copy()
+    idx = np.flatnonzero(ambiguous)
+    across = ink_across(frame, quads[idx])
+    for i, share in zip(idx, across):
+        if share >= INK_ACROSS:
+            short_first[i] = True
+        elif share <= 1.0 - INK_ACROSS:
+            quads[i] = np.roll(quads[i], -1, axis=0)
+            short_first[i] = True
+    return quads, short_first

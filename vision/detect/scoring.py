@@ -16,6 +16,7 @@ from vision.warp import hist_median
 __all__ = [
     "MIN_SCORE",
     "dim_patches",
+    "ink_across",
     "ink_centres",
     "ink_offset",
     "ink_shift",
@@ -361,6 +362,20 @@ def ink_shift(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
             ends.append(first + frac * (second - first))
         shifts.append(np.abs((ends[0] + ends[1]) / 2 / (size - 1) - 0.5))
     return np.where(total[:, 0] >= 8, np.maximum(*shifts), out)
+
+
+def ink_across(small: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N,) share of each quad's symbol ink lying in blobs wider than tall when the quad is
+    warped upright with its edge 0-1 on top (1 without ink).
+
+    SET symbols lie across the card: high (near 1) when edge 0-1 is a short edge of the card,
+    low when it is a long one. For a card seen so steeply that its outline alone cannot say
+    which sides are the long ones (a near-square quad).
+    """
+    if len(quads) == 0:
+        return np.zeros(0)
+    _, ink, _, _, _ = _probe_ink(small, quads, np.full(len(quads), 0.5), chroma=False)
+    return np.array([_crosswise_share(one & _INNER) for one in ink])
 
 
 def _crosswise_share(ink: np.ndarray) -> float:
