@@ -15,9 +15,9 @@ from vision.data import shared_datasets
 from vision.detect import find_cards
 from vision.negatives import load_review, score_negatives
 
-#: Measured 2026-11-30: 22 detections on 21 of the chips reviewed as showing no card (paper
+#: Measured 2026-11-30: 20 detections on 20 of the chips reviewed as showing no card (paper
 #: with print, a logo, stripes, wood grain, dark surfaces), none on unreviewed chips.
-MEASURED_FP_CHIPS = 21
+MEASURED_FP_CHIPS = 20
 
 
 def test_review_rows_are_valid() -> None:

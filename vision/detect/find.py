@@ -1,5 +1,6 @@
-"""The entry point :func:`find_cards`: masks, candidates, scores, selection, splitting of
-touching cards, insets, full-resolution refinement."""
+"""The entry point :func:`find_cards`: masks (of the working image brought up to a normal
+exposure when dim), candidates, scores, selection, splitting of touching cards, insets,
+full-resolution refinement."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from vision.detect.geometry import (
     touches_border,
 )
 from vision.detect.ink_cards import ink_cards
-from vision.detect.masks import candidate_masks, shrink
+from vision.detect.masks import brighten, candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.plausible import keep_plausible
 from vision.detect.refine import inner_cards, refine
@@ -95,6 +96,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     if min(frame.shape[:2]) < 16:
         return CardDetections.empty()
     small, k = shrink(frame)
+    small, gain = brighten(small)
     sh, sw = small.shape[:2]
     masks, edges = candidate_masks(small)
     blobs: list[np.ndarray] = []
@@ -113,7 +115,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             small, np.zeros((0, 4, 2)), focal, centre, min_score, MIN_CARD_AREA
         )
         ink_final = [(q, s, False) for q, s in zip(quads, scores)]
-        return _finish(frame, ink_final, k, focal, np.ones(len(ink_final), dtype=bool))
+        return _finish(frame, ink_final, k, focal, np.ones(len(ink_final), dtype=bool), gain)
     quads, fill, cut, outlines, scores, upright, level = score_candidates(
         small, cands, focal, centre, min_score
     )
@@ -312,7 +314,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             final += [(q, s, False) for q, s in zip(more, more_scores)]
             short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
-    return _finish(frame, final, k, focal, short_first)
+    return _finish(frame, final, k, focal, short_first, gain)
 
 
 def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -339,16 +341,23 @@ def _select(
 
 
 def _finish(
-    frame: np.ndarray, final: list, k: int, focal: float, short_first: np.ndarray
+    frame: np.ndarray,
+    final: list,
+    k: int,
+    focal: float,
+    short_first: np.ndarray,
+    gain: float = 1.0,
 ) -> CardDetections:
     """Detections (working quad, score, partial) refined at full resolution, corners ordered
-    (``short_first``: (N,) bool, the quad's edge 0-1 is known to be a short edge)."""
+    (``short_first``: (N,) bool, the quad's edge 0-1 is known to be a short edge; ``gain``: the
+    working image's :func:`~vision.detect.masks.brighten` gain, the frame's edges are that
+    much fainter)."""
     if not final:
         return CardDetections.empty()
     work = np.array([f[0] for f in final], dtype=np.float64)
     result_scores = np.array([f[1] for f in final], dtype=np.float32)
     partial = np.array([f[2] for f in final], dtype=bool)
-    full = refine(frame, (work + 0.5) * k - 0.5, k)
+    full = refine(frame, (work + 0.5) * k - 0.5, k, gain)
     centre = (frame.shape[1] / 2, frame.shape[0] / 2)
     full, short_first = _short_edges_by_ink(frame, full, focal * k, centre, short_first)
     full = order_corners(full, focal=focal * k, centre=centre, short_first=short_first)

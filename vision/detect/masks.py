@@ -8,12 +8,32 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["KERNEL3", "KERNEL5", "KERNEL7", "WORK_LONG_SIDE", "candidate_masks", "shrink"]
+__all__ = [
+    "KERNEL3",
+    "KERNEL5",
+    "KERNEL7",
+    "WHITE_LEVEL",
+    "WORK_LONG_SIDE",
+    "brighten",
+    "candidate_masks",
+    "shrink",
+]
 
 
 #: Smallest long side of the working image in pixels: the frame is shrunk by the largest
 #: integer factor that keeps its long side at or above this.
 WORK_LONG_SIDE: Final = 640
+
+
+#: Grey level (darkest channel) that the whitest surfaces of a scene (its brightest 1 %: paper,
+#: a white tray) reach at least: a dimmer working image is brightened to it (see
+#: :func:`brighten`). Every annotated photo reaches 156 or more; the detector's absolute
+#: thresholds (edge strengths, step sizes) were set on such scenes.
+WHITE_LEVEL: Final = 150.0
+
+
+#: Largest gain :func:`brighten` applies (a darker scene is mostly noise).
+MAX_GAIN: Final = 2.0
 
 
 KERNEL3: Final = np.ones((3, 3), np.uint8)
@@ -46,6 +66,25 @@ def shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
     step = cv2.INTER_NEAREST_EXACT if k % 4 == 2 else cv2.INTER_LINEAR
     half = cv2.resize(src, (ww * 2, hh * 2), interpolation=step)
     return cv2.resize(half, (ww, hh), interpolation=cv2.INTER_AREA), k
+
+
+def brighten(small: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], float]:
+    """The working image brought up to a normal exposure, and the gain applied (>= 1).
+
+    A dim scene (a dark room) lowers every contrast in proportion: a card's faint edge against
+    a white tray cell falls under the detector's absolute thresholds, the card's region does
+    not close and the tray cell is taken for it. When the scene's whitest 1 % (darkest channel)
+    is under :data:`WHITE_LEVEL`, every channel is multiplied up to reach it (at most
+    :data:`MAX_GAIN`); brighter scenes are returned as they are.
+    """
+    white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
+    counts = np.bincount(white.ravel(), minlength=256).cumsum()
+    top = float(np.searchsorted(counts, 0.99 * counts[-1]))  # 99th percentile level
+    if top >= WHITE_LEVEL:
+        return small, 1.0
+    gain = min(MAX_GAIN, WHITE_LEVEL / max(top, 1.0))
+    lut = np.clip(np.arange(256) * gain + 0.5, 0, 255).astype(np.uint8)
+    return cv2.LUT(small, lut), gain
 
 
 def candidate_masks(small: npt.NDArray[np.uint8]) -> tuple[list[np.ndarray], np.ndarray]:

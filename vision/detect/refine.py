@@ -36,7 +36,7 @@ _STEP_MIDS: Final = 0.5 * (_ACROSS[:-1] + _ACROSS[1:])
 _CENTRED_WEIGHT: Final = np.exp(-0.5 * (((_ACROSS[:-1] + _ACROSS[1:]) - 1.0) / 0.6) ** 2)
 
 
-def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
+def refine(frame: np.ndarray, quads: np.ndarray, k: int, gain: float = 1.0) -> np.ndarray:
     """Snap each side to the strongest nearby edge in the full-resolution frame (two passes).
 
     Args:
@@ -44,6 +44,8 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
         quads: (N, 4, 2) float64 clockwise quads in frame pixels, from the working image
             shrunk by ``k``.
         k: the working image's shrink factor (its pixel is k frame pixels).
+        gain: the working image's brightening (:func:`vision.detect.masks.brighten`): an edge
+            needs a step of 4 / gain grey levels in the frame.
 
     Returns:
         (N, 4, 2) float64 refined quads.
@@ -69,17 +71,18 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
     )
     reach = np.minimum(3.0 * k + 4.0, np.maximum(0.07 * short, 2.0))
     out = np.minimum(6.0 * k + 6.0, np.maximum(0.1 * np.sqrt(quad_area(quads)), 2.0))
-    first, found = snap_sides(frame, quads, -reach, reach, centred=True)
+    step = 4.0 / gain
+    first, found = snap_sides(frame, quads, -reach, reach, centred=True, min_step=step)
     wide = ~found | _touching(quads, 1.5 * out)
     redo = wide.any(axis=1)
     if redo.any():
         hi = np.where(wide, out[:, None], reach[:, None])[redo]
         first[redo] = snap_sides(
-            frame, quads[redo], -reach[redo], hi, centred=True, about_zero=True
+            frame, quads[redo], -reach[redo], hi, centred=True, min_step=step, about_zero=True
         )[0]
     quads = first
     reach = np.maximum(reach / 2, 1.5)
-    return snap_sides(frame, quads, -reach, reach, centred=True)[0]
+    return snap_sides(frame, quads, -reach, reach, centred=True, min_step=step)[0]
 
 
 def _touching(quads: np.ndarray, out: np.ndarray) -> np.ndarray:
