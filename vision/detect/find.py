@@ -275,8 +275,26 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         whole = ~np.array([f[2] for f in final], dtype=bool)
         grown = extend_sides(small, found_quads, whole, floor)
         final = [(g, s, c) for g, (_, s, c) in zip(grown, final, strict=True)]
-    # White cards on a surface as bright as their paper, found from their symbols; only where
-    # no card was found or one found lies on such a surface (elsewhere outlines close).
+    # White cards on a surface as bright as their paper, found from their symbols.
+    final, short_first = _white_surface_cards(small, final, focal, centre, min_score, floor)
+    final, short_first = keep_plausible(small, final, short_first)
+    return _finish(frame, final, k, focal, short_first, gain)
+
+
+def _white_surface_cards(
+    small: np.ndarray,
+    final: list,
+    focal: float,
+    centre: np.ndarray,
+    min_score: float,
+    floor: float,
+) -> tuple[list, np.ndarray]:
+    """``final`` (working quad, score, partial) with the white cards on a surface as bright as
+    their paper added (found from their symbols, :func:`~vision.detect.ink_cards.ink_cards`),
+    and (len(final),) bool: each quad's edge 0-1 is known to be a short edge.
+
+    Searched only where no card was found or one found lies on such a surface (elsewhere
+    outlines close)."""
     taken = np.array([f[0] for f in final], dtype=np.float64).reshape(-1, 4, 2)
     short_first = np.zeros(len(final), dtype=bool)
     bright = white_surround(small, taken)
@@ -313,8 +331,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
             short_first = np.array([b for i, b in enumerate(short_first) if i not in gone], bool)
             final += [(q, s, False) for q, s in zip(more, more_scores)]
             short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
-    final, short_first = keep_plausible(small, final, short_first)
-    return _finish(frame, final, k, focal, short_first, gain)
+    return final, short_first
 
 
 def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:
