@@ -41,14 +41,17 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from vision.cards import ATTRIBUTES  # noqa: E402
-from vision.classify import crop_single_card  # noqa: E402
+from vision.classify import crop_single_card, normalise_ink_chroma  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
 from vision.warp import paper_mask, white_balance  # noqa: E402
 
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
 #: Names the training recipe (data mix and augmentation): cached cross-validation models of one
 #: recipe are never reused for another. Change it whenever the recipe changes.
-RECIPE = "v5-tables-shadows"
+RECIPE = "v6-ink-chroma"
+#: normalise_ink_chroma (target chroma, largest gain), applied to every input after the
+#: shrink, in training and (through the model JSON) at run time. None: not used (v5 and older).
+INK_CHROMA: tuple[float, float] | None = (64.0, 3.0)
 #: Probability of a hard cast shadow / a glare spot per augmented crop.
 SHADOW_P = 0.25
 GLARE_P = 0.1
@@ -338,6 +341,8 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     img = white_balance(img)  # as at run time
     if rng.random() < 0.3:  # residual cast where the paper reference is fooled
         img = np.clip(img * rng.uniform(0.95, 1.05, 3), 0, 255).astype(np.uint8)
+    if INK_CHROMA is not None:  # as at run time (vision.classify.preprocess)
+        img = normalise_ink_chroma(img[None], *INK_CHROMA)[0]
     return img
 
 
@@ -353,7 +358,7 @@ def plain(crops: np.ndarray) -> np.ndarray:
     out = np.empty((len(crops), INPUT_H, INPUT_W, 3), np.uint8)
     for i, c in enumerate(crops):
         out[i] = cv2.resize(np.asarray(c), (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
-    return out
+    return out if INK_CHROMA is None else normalise_ink_chroma(out, *INK_CHROMA)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,6 +619,11 @@ def export(model, args, n_params, dropped, rendered, n_real, n_tables, left_out,
         "scale": "x / 255",
         "mean": list(MEAN),
         "std": list(STD),
+        **(
+            {}
+            if INK_CHROMA is None
+            else {"ink_chroma": {"target": INK_CHROMA[0], "max_gain": INK_CHROMA[1]}}
+        ),
         "heads": list(LABELS),
         "labels": LABELS,
         "output": "logits (N, 12): heads count, colour, shape, fill, 3 logits each; softmax each",
@@ -676,7 +686,16 @@ def main(argv: list[str] | None = None) -> None:
         help="leave this real source out of training (its crops and its table photos)",
     )  # fmt: skip
     parser.add_argument("--cache-only", action="store_true", help="only build the crop cache")
+    parser.add_argument(
+        "--ink-chroma", type=float, default=None,
+        help="target chroma of normalise_ink_chroma (0: off); default: the recipe's",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    global INK_CHROMA, RECIPE
+    if args.ink_chroma is not None:
+        INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, INK_CHROMA[1] if INK_CHROMA else 3.0)
+        if INK_CHROMA is None:
+            RECIPE = "v5-tables-shadows"
     if args.cache_only:
         data = load_real()
         holdout_paths(data)

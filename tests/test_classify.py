@@ -23,6 +23,8 @@ from vision.classify import (
     CardProbabilities,
     Classifier,
     crop_single_card,
+    normalise_ink_chroma,
+    preprocess,
     to_cards,
 )
 from vision.data import REPO_ROOT, shared_datasets
@@ -103,6 +105,68 @@ def test_crop_single_card_cuts_a_card_out_of_its_background() -> None:
     assert np.abs(np.median(border, axis=0) - PAPER_LEVEL).max() < 8  # paper, not table
     with pytest.raises(ValueError):
         crop_single_card(np.zeros((10, 10), np.uint8))
+
+
+def _outline_crop(bgr: tuple[int, int, int], thickness: int = 1) -> npt.NDArray[np.uint8]:
+    """(125, 80, 3) uint8: white-balanced paper with one diamond outline in ``bgr``."""
+    crop = np.full((125, 80, 3), PAPER_LEVEL, np.uint8)
+    diamond = np.array([[8, 62], [40, 50], [72, 62], [40, 74]], np.int32)
+    cv2.polylines(crop, [diamond], True, bgr, thickness, cv2.LINE_AA)
+    return crop
+
+
+def _ink_chroma(crop: npt.NDArray[np.uint8]) -> tuple[float, float]:
+    """(99th percentile chroma of the interior against the paper, hue in degrees of the most
+    saturated pixel) in 8-bit CIELAB units."""
+    lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32)[12:-12, 8:-8]
+    ab = lab[..., 1:].reshape(-1, 2) - 128.0
+    chroma = np.hypot(ab[:, 0], ab[:, 1])
+    a, b = ab[int(np.argmax(chroma))]
+    return float(np.percentile(chroma, 99)), float(np.degrees(np.arctan2(b, a)))
+
+
+@pytest.mark.parametrize(
+    ("name", "bgr"),
+    [("faint red", (170, 175, 215)), ("faint purple", (185, 160, 175)), ("faint green", (180, 210, 175))],
+)  # fmt: skip
+def test_faint_ink_is_raised_to_the_target_chroma_with_its_hue_kept(
+    name: str, bgr: tuple[int, int, int]
+) -> None:
+    crop = _outline_crop(bgr, thickness=2)
+    before, hue_before = _ink_chroma(crop)
+    out = normalise_ink_chroma(crop[None], 40.0, 3.0)[0]
+    after, hue_after = _ink_chroma(out)
+    assert before < 30, name
+    assert after == pytest.approx(min(40.0, 3.0 * before), abs=4.0), name
+    assert abs((hue_after - hue_before + 180) % 360 - 180) < 8, name
+    paper = out[5:10, 5:75].reshape(-1, 3).astype(int)
+    assert np.abs(paper - PAPER_LEVEL).max() <= 2  # the paper stays neutral
+
+
+def test_vivid_ink_and_blank_paper_are_left_alone() -> None:
+    vivid = _outline_crop((40, 40, 220), thickness=3)
+    assert np.array_equal(normalise_ink_chroma(vivid[None], 40.0, 3.0)[0], vivid)
+    rng = np.random.default_rng(1)
+    blank = np.clip(PAPER_LEVEL + rng.normal(0, 1.5, (125, 80, 3)), 0, 255).astype(np.uint8)
+    out = normalise_ink_chroma(blank[None], 40.0, 3.0)[0]
+    assert _ink_chroma(out)[0] <= 3.0 * _ink_chroma(blank)[0] + 1.5  # noise grows <= max gain
+
+
+def test_ink_chroma_is_per_crop_and_validates_its_input() -> None:
+    batch = np.stack([_outline_crop((170, 175, 215), 2), _outline_crop((40, 40, 220), 3)])
+    together = normalise_ink_chroma(batch, 40.0, 3.0)
+    for i in range(2):
+        assert np.array_equal(together[i], normalise_ink_chroma(batch[i : i + 1], 40.0, 3.0)[0])
+    assert normalise_ink_chroma(batch[:0], 40.0, 3.0).shape == (0, 125, 80, 3)
+    with pytest.raises(ValueError, match="uint8"):
+        normalise_ink_chroma(batch.astype(np.float32), 40.0, 3.0)
+    # preprocess applies it after the shrink only when the model asks for it (its JSON)
+    big = cv2.resize(batch[0], (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_NEAREST)
+    mean, std = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
+    plain = preprocess(big[None], (125, 80), mean, std)
+    raised = preprocess(big[None], (125, 80), mean, std, ink_chroma=(40.0, 3.0))
+    assert plain.shape == raised.shape == (1, 3, 125, 80)
+    assert not np.array_equal(plain, raised)
 
 
 # --- the shipped model ------------------------------------------------------------------------
