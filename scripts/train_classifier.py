@@ -692,10 +692,9 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     args = parser.parse_args(argv)
     global INK_CHROMA, RECIPE
-    if args.ink_chroma is not None:
-        INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, INK_CHROMA[1] if INK_CHROMA else 3.0)
-        if INK_CHROMA is None:
-            RECIPE = "v5-tables-shadows"
+    if args.ink_chroma is not None:  # an experiment: its own recipe name (and CV cache)
+        INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, 3.0)
+        RECIPE = f"{RECIPE}-ink{args.ink_chroma:g}"
     if args.cache_only:
         data = load_real()
         holdout_paths(data)

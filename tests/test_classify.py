@@ -127,8 +127,12 @@ def _ink_chroma(crop: npt.NDArray[np.uint8]) -> tuple[float, float]:
 
 @pytest.mark.parametrize(
     ("name", "bgr"),
-    [("faint red", (170, 175, 215)), ("faint purple", (185, 160, 175)), ("faint green", (180, 210, 175))],
-)  # fmt: skip
+    [
+        ("faint red", (170, 175, 215)),
+        ("faint purple", (185, 160, 175)),
+        ("faint green", (180, 210, 175)),
+    ],
+)
 def test_faint_ink_is_raised_to_the_target_chroma_with_its_hue_kept(
     name: str, bgr: tuple[int, int, int]
 ) -> None:

@@ -290,7 +290,12 @@ class CardClassifier:
         if len(crops) == 0:
             return CardProbabilities.empty()
         x = preprocess(
-            crops, self._size, self._mean, self._std, self._rgb, self._ink_chroma  # type: ignore[arg-type]
+            crops,
+            self._size,
+            self._mean,
+            self._std,
+            self._rgb,
+            self._ink_chroma,  # type: ignore[arg-type]
         )
         (logits,) = self._session.run(None, {self._input: x})
         return CardProbabilities.from_logits(logits)
