@@ -196,6 +196,33 @@ def test_metadata_matches_the_card_enums(classifier: CardClassifier) -> None:
     assert classifier.info.onnx_path.stat().st_size < 4_000_000
 
 
+def test_runtime_input_is_the_training_input() -> None:
+    """The shipped model's JSON names the training script's recipe and ink normalisation, and
+    the runtime feeds the model exactly that input (a mismatch would show it unseen inputs)."""
+    from tests._scripts import load_script
+
+    recipe = load_script("train_classifier")
+    model = CardClassifier()
+    meta = model.info.meta
+    assert meta["training"]["recipe"] == recipe.RECIPE
+    chroma = meta.get("ink_chroma")
+    stated = None if chroma is None else (chroma["target"], chroma["max_gain"])
+    assert stated == recipe.INK_CHROMA
+    crops = cv2.resize(_outline_crop((170, 175, 215), 2), (CROP_WIDTH, CROP_HEIGHT))[None]
+    expected = preprocess(crops, (125, 80), meta["mean"], meta["std"], ink_chroma=stated)
+    fed: list[npt.NDArray[np.float32]] = []
+    run = model._session.run
+
+    class Spy:  # records the tensor the runtime hands to onnxruntime
+        def run(self, names, feeds):  # noqa: ANN001, ANN202
+            fed.extend(feeds.values())
+            return run(names, feeds)
+
+    model._session = Spy()
+    model.predict(crops)
+    assert len(fed) == 1 and np.array_equal(fed[0], expected)
+
+
 def test_corrupt_model_is_refused(tmp_path: Path) -> None:
     src = MODELS / "card_classifier.onnx"
     bad = tmp_path / src.name

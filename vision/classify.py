@@ -10,6 +10,7 @@ from the model's JSON so the runtime and the training script cannot disagree.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, runtime_checkable
@@ -150,28 +151,51 @@ def normalise_ink_chroma(
     n, h, w = small.shape[:3]
     if n == 0:
         return small.copy()
-    # 8-bit CIELAB (OpenCV: a* + 128, b* + 128, 1 unit steps), 3x cheaper than float.
+    # 8-bit CIELAB (OpenCV: a* + 128, b* + 128, 1 unit steps), 3x cheaper than float. Every
+    # step below works on the 256 levels of a* and b* through per-crop tables: the same
+    # float32 arithmetic per level as per pixel, so the same result, at a fraction of the cost.
     lab = cv2.cvtColor(np.ascontiguousarray(small).reshape(n * h, w, 3), cv2.COLOR_BGR2LAB)
-    lab = lab.reshape(n, h, w, 3)
-    paper = lab[:, paper_mask(h, w)][:, ::3, 1:]  # every 3rd paper-band pixel is plenty
+    lab = lab.reshape(n, h * w, 3)
+    paper = lab[:, _paper_every_third(h, w), 1:]
     ref = np.median(paper, axis=1).astype(np.float32)  # (N, 2) paper a*, b* (+128)
-    my, mx = round(_INK_MARGIN * h), round(_INK_MARGIN * w)
-    inner = lab[:, my : h - my, mx : w - mx, 1:].reshape(n, -1, 2).astype(np.float32)
-    inner -= ref[:, None, :]
-    sq = np.einsum("npc,npc->np", inner, inner)  # squared chroma against the paper
+    levels = np.arange(256, dtype=np.float32)
+    dev = levels[None, None, :] - ref[:, :, None]  # (N, 2, 256) deviation of each level
+    square = (dev * dev).reshape(n * 2, 256)  # exact: (half-)integers squared
+    inner = lab.reshape(n, h, w, 3)[:, _inner_rows(h), _inner_cols(w), 1:].reshape(n, -1, 2)
+    offset = (np.arange(n, dtype=np.intp) * 512)[:, None]
+    sq = np.take(square, inner[:, :, 0] + offset) + np.take(square, inner[:, :, 1] + offset + 256)
     k = int(0.99 * (sq.shape[1] - 1))
     level = np.sqrt(np.partition(sq, k, axis=1)[:, k])
     gain = np.clip(target / np.maximum(level, 1e-3), 1.0, max_gain).astype(np.float32)
     todo = np.flatnonzero(gain > 1.0)
-    if len(todo) == 0:
-        return small.copy()
-    ab = lab[todo, :, :, 1:].astype(np.float32) - ref[todo, None, None, :]
-    ab *= gain[todo, None, None, None]
-    ab += ref[todo, None, None, :]
-    lab[todo, :, :, 1:] = np.clip(ab + 0.5, 0, 255).astype(np.uint8)
     out = np.array(small, copy=True)
-    out[todo] = cv2.cvtColor(lab[todo].reshape(-1, w, 3), cv2.COLOR_LAB2BGR).reshape(-1, h, w, 3)
+    if len(todo) == 0:
+        return out
+    tables = np.empty((len(todo), 1, 256, 3), np.uint8)
+    tables[:, 0, :, 0] = np.arange(256, dtype=np.uint8)  # L* unchanged
+    scaled = dev[todo] * gain[todo, None, None] + ref[todo, :, None]
+    tables[:, 0, :, 1:] = np.clip(scaled + 0.5, 0, 255).astype(np.uint8).transpose(0, 2, 1)
+    raised = np.empty((len(todo), h, w, 3), np.uint8)
+    for j, i in enumerate(todo):
+        cv2.LUT(lab[i].reshape(h, w, 3), tables[j], dst=raised[j])
+    out[todo] = cv2.cvtColor(raised.reshape(-1, w, 3), cv2.COLOR_LAB2BGR).reshape(-1, h, w, 3)
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _paper_every_third(height: int, width: int) -> npt.NDArray[np.intp]:
+    """Flat indices of every third pixel of the paper band (plenty for its median)."""
+    return np.flatnonzero(paper_mask(height, width).ravel())[::3]
+
+
+def _inner_rows(height: int) -> slice:
+    margin = round(_INK_MARGIN * height)
+    return slice(margin, height - margin)
+
+
+def _inner_cols(width: int) -> slice:
+    margin = round(_INK_MARGIN * width)
+    return slice(margin, width - margin)
 
 
 def preprocess(
