@@ -13,7 +13,7 @@ room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light).
 
 Usage::
 
-    .venv/bin/python scripts/eval_robustness.py --cv
+    .venv/bin/python scripts/eval_robustness.py --cv [--no-table-colour]
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cv", action="store_true", help="cross-validation models (see above)")
     parser.add_argument("--cv-steps", type=int, default=700, help="steps of the CV models")
     parser.add_argument("--only", choices=sorted(ALTERATIONS), action="append")
+    parser.add_argument(
+        "--no-table-colour", action="store_true",
+        help="ablation: the model's colour alone, without the table-level ink clustering",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     root = shared_datasets()
     if root is None:
@@ -73,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         wrong: list[tuple[float, str]] = []
         for truth in truths:
             data = ALTERATIONS[name](load_image(root / truth.path))
-            table = process_photo(data, models.get(truth.source, shipped), draw=False).table
+            table = process_photo(
+                data, models.get(truth.source, shipped), draw=False,
+                table_level_colour=not args.no_table_colour,
+            ).table  # fmt: skip
             keep = evaluate.outside_partial(table.corners, truth.partial)
             pred = [table.cards[i] for i in keep]
             _, pairs = evaluate.match(pred, truth.cards)
