@@ -515,3 +515,16 @@ def test_table_lines_have_no_trailing_spaces(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert all(line == line.rstrip() for line in result.stdout.splitlines())
     assert "note" not in result.stdout.splitlines()[1]  # no empty note column
+
+
+def test_a_multi_frame_image_says_only_its_first_frame_is_read(tmp_path: Path) -> None:
+    frame = cv2.imread(str(photo(tmp_path / "table.jpg")))
+    scan = tmp_path / "pages.tiff"
+    assert cv2.imwritemulti(str(scan), [frame, frame // 2])
+    result = run(str(scan), "--no-image")
+    assert result.exit_code == 0
+    assert "SET" in result.stdout  # the first page is read as usual
+    assert result.stderr.count("\n") == 1
+    assert "pages.tiff holds 2 frames" in result.stderr and "only the first" in result.stderr
+    single = run(str(tmp_path / "table.jpg"), "--no-image")
+    assert "frames" not in single.stderr

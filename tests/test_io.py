@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from vision.errors import SetVisionError
-from vision.io import image_size, list_images, load_image
+from vision.io import frame_count, image_size, list_images, load_image
 
 
 def half_red(h=40, w=60) -> np.ndarray:
@@ -238,3 +238,32 @@ def test_a_named_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(SetVisionError, match="not a regular file"):
         load_image(fifo)
+
+
+@pytest.mark.parametrize(
+    ("name", "frames", "expected"),
+    [
+        ("animation.gif", 3, 3),
+        ("scan.tiff", 2, 2),
+        ("single.tif", 1, 1),
+        ("single.png", 1, 1),
+        ("photo.jpg", 1, 1),
+    ],
+)
+def test_frame_count(tmp_path, name: str, frames: int, expected: int) -> None:
+    images = [half_red() // (i + 1) for i in range(frames)]
+    path = tmp_path / name
+    if frames > 1:
+        assert cv2.imwritemulti(str(path), images)
+    else:
+        assert cv2.imwrite(str(path), images[0])
+    assert frame_count(path) == expected
+    assert load_image(path).shape == (40, 60, 3)  # the first frame is what is read
+
+
+def test_frame_count_of_what_cannot_be_counted_is_one(tmp_path, capfd) -> None:
+    broken = tmp_path / "broken.gif"
+    broken.write_bytes(b"GIF89a not really")
+    assert frame_count(broken) == 1
+    assert frame_count(tmp_path / "missing.tiff") == 1
+    assert capfd.readouterr().err == ""  # OpenCV's own complaint does not reach the user

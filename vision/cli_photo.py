@@ -80,6 +80,7 @@ def photo_command(
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import list_photos, plan_jobs, process_photos
+    from vision.io import frame_count
 
     if no_image and out is not None:
         typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
@@ -102,6 +103,9 @@ def photo_command(
     }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
+        if outcome.result is not None and (frames := frame_count(outcome.photo)) > 1:
+            _warn(f"{outcome.photo} holds {frames} frames (an animation or a multi-page image); "
+                  "only the first was read")  # fmt: skip
         if outcome.result is not None:  # read, even if writing its copy then failed
             if as_json:
                 written = None if outcome.written is None else str(outcome.written)

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_PIXELS",
     "ImageSource",
     "decode_scale",
+    "frame_count",
     "image_size",
     "list_images",
     "load_image",
@@ -171,6 +172,32 @@ def _decoder_messages() -> Iterator[list[str]]:
             sink.seek(0)
             text = sink.read(1 << 16).decode("utf-8", "replace")
             lines += [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+#: Extensions of formats that can hold several frames or pages (animations, multi-page scans);
+#: :func:`load_image` reads the first.
+_MULTI_FRAME: Final = frozenset({".gif", ".tif", ".tiff", ".webp", ".png", ".apng"})
+
+
+def frame_count(path: str | os.PathLike[str]) -> int:
+    """How many frames or pages an image file holds (an animated GIF, PNG or WebP, a multi-page
+    TIFF), as OpenCV counts them (``cv2.imcount``); :func:`load_image` reads only the first.
+
+    Args:
+        path: the image file.
+
+    Returns:
+        The number of frames; 1 for formats that hold one (JPEG, BMP, ...) and for a file that
+        cannot be counted (missing, unreadable: :func:`load_image` reports those).
+    """
+    if Path(path).suffix.lower() not in _MULTI_FRAME:
+        return 1
+    try:
+        with _decoder_messages():  # OpenCV logs a file it cannot count to stderr
+            count = int(cv2.imcount(os.fspath(path)))
+    except (cv2.error, OSError, ValueError):
+        return 1
+    return max(count, 1)
 
 
 _REDUCED: Final = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
