@@ -9,6 +9,7 @@ fails below the baseline recorded by ``scripts/eval_classifier.py`` in
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import cv2
@@ -295,3 +296,24 @@ def test_holdout_accuracy_is_not_below_the_baseline(classifier: CardClassifier) 
         assert per_attribute[i] >= FLOOR_ATTRIBUTE, (head, per_attribute)
     assert card >= baseline["card"] - slack, card
     assert card >= FLOOR_CARD, card
+
+
+def test_onnxruntime_telemetry_is_off(tmp_path: Path) -> None:
+    """The official onnxruntime build writes a device id under ~/.cache/Microsoft (and sends
+    telemetry) unless ORT_DISABLE_TELEMETRY is set before its import; running the classifier
+    must leave the user's home untouched and print nothing."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np; from vision.classify import CardClassifier; "
+        "CardClassifier().predict(np.zeros((1, 250, 160, 3), np.uint8))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert list(tmp_path.rglob("*")) == []

@@ -528,3 +528,35 @@ def test_a_multi_frame_image_says_only_its_first_frame_is_read(tmp_path: Path) -
     assert "pages.tiff holds 2 frames" in result.stderr and "only the first" in result.stderr
     single = run(str(tmp_path / "table.jpg"), "--no-image")
     assert "frames" not in single.stderr
+
+
+def test_an_empty_path_is_refused_not_taken_as_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    photo(tmp_path / "table.jpg")
+    monkeypatch.chdir(tmp_path)
+    result = run("")  # "$PHOTO" with the variable unset
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "empty path" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg"]  # nothing written
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_missing_path_among_several_does_not_stop_the_others(
+    tmp_path: Path, as_json: bool
+) -> None:
+    good = photo(tmp_path / "table.jpg")
+    (tmp_path / "empty").mkdir()
+    args = [str(tmp_path / "missing.jpg"), str(tmp_path / "empty"), str(good), "--no-image"]
+    result = run(*args, *(["--json"] if as_json else []))
+    assert result.exit_code == 2
+    assert "missing.jpg: no such file or folder" in result.stderr
+    assert "no photos in this folder" in result.stderr
+    if as_json:
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [("error" in line) for line in lines] == [True, True, False]
+        assert lines[2]["sets"]
+    else:
+        assert "SET" in result.stdout and "1 of 3 photos processed, 2 failed" in result.stdout
+    alone = run(str(tmp_path / "missing.jpg"))
+    assert alone.exit_code == 2 and alone.stderr.count("\n") == 1

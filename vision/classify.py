@@ -11,6 +11,7 @@ from the model's JSON so the runtime and the training script cannot disagree.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, runtime_checkable
@@ -260,6 +261,9 @@ class CardClassifier:
     """
 
     def __init__(self, path: str | Path | None = None, *, threads: int = 1) -> None:
+        # onnxruntime's official builds keep a device id under ~/.cache/Microsoft and send usage
+        # telemetry unless told not to (before the import); a user's own setting wins.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime as ort
 
         from vision.models import load_model_info

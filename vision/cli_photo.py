@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from vision.cli import EXIT_BAD_INPUT, user_errors
+from vision.errors import SetVisionError
 from vision.io import MAX_PIXELS
 
 __all__ = ["photo_command"]
@@ -23,8 +24,12 @@ __all__ = ["photo_command"]
 @user_errors
 def photo_command(
     paths: Annotated[
-        list[Path],
-        typer.Argument(help="Photos (JPEG, PNG, ...) or folders of photos.", show_default=False),
+        list[str],
+        typer.Argument(
+            help="Photos (JPEG, PNG, ...) or folders of photos.",
+            show_default=False,
+            metavar="PHOTO",
+        ),
     ],
     recursive: Annotated[
         bool,
@@ -85,11 +90,29 @@ def photo_command(
     if no_image and out is not None:
         typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
                    err=True)  # fmt: skip
-    photos = list_photos(paths, recursive=recursive)
-    show = show and _can_show(no_image)
-    planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
     failures = 0  # photos not read, or read but their copy not written: exit code 2
     unread = unwritten = 0  # of those, for the summary line
+    # A path that names nothing (missing, an empty folder, an empty string from an unset shell
+    # variable, which would otherwise mean "here") is reported, and the others still processed.
+    given: list[str] = []
+    for raw in paths:
+        try:
+            if not raw.strip():
+                raise SetVisionError(
+                    '"" is not a photo or folder (an empty path: an unset variable?)'
+                )
+            list_photos([raw], recursive=recursive)
+        except (FileNotFoundError, SetVisionError) as error:
+            _error(str(error))
+            if as_json:
+                typer.echo(json.dumps(_json_error(raw, str(error))))
+            failures += 1
+            unread += 1
+            continue
+        given.append(raw)
+    photos = list_photos(given, recursive=recursive) if given else []
+    show = show and _can_show(no_image)
+    planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
     for outcome in refused:
         _error(outcome.error or "")
         if as_json:
@@ -124,9 +147,10 @@ def photo_command(
             continue
         if show and outcome.annotated is not None:
             show = _show(outcome.photo, outcome.annotated)
-    if len(photos) > 1 and not as_json:
+    total = len(photos) + len(paths) - len(given)  # photos, and paths that named none
+    if total > 1 and not as_json:
         # A photo whose copy could not be written was still read and reported: processed.
-        summary = f"{len(photos) - unread} of {len(photos)} photos processed"
+        summary = f"{total - unread} of {total} photos processed"
         if unread:
             summary += f", {unread} failed"
         if unwritten:
