@@ -519,7 +519,14 @@ class Store:
         """The relative path of a photo named by its path or a unique part of it."""
         candidate = Path(name)
         if candidate.is_absolute() and candidate.exists():
-            return str(candidate.resolve().relative_to(self.data.resolve()))
+            try:
+                return str(candidate.resolve().relative_to(self.data.resolve()))
+            except ValueError:  # was a traceback
+                raise typer.BadParameter(
+                    f"{name} is not inside the datasets folder {self.data} (annotations name "
+                    "photos by their path in it; --data picks another folder)",
+                    param_hint="'PHOTO'",
+                ) from None
         if (self.data / name).is_file():
             return name
         known = {p for s in self.all_sources() for p in self.source(s)}

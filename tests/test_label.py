@@ -239,3 +239,17 @@ def test_set_attrs_with_unreadable_text_is_a_usage_error(photo_dir: Path, tmp_pa
     assert "unknown word 'pink'" in " ".join(result.output.replace("│", " ").split())
     assert not isinstance(result.exception, ValueError)
     assert (tmp_path / "ann" / "synth.json").read_bytes() == before
+
+
+def test_a_photo_outside_the_datasets_folder_is_one_clear_error(
+    photo_dir: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.png"
+    cv2.imwrite(str(outside), draw_table([CARD]))
+    args = ["seed", str(outside), "--method", "simple"]
+    result = runner.invoke(
+        label.app, [*args, "--annotations", str(tmp_path / "ann"), "--data", str(photo_dir)]
+    )
+    assert result.exit_code == 2
+    assert "is not inside the datasets folder" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
