@@ -560,3 +560,21 @@ def test_a_missing_path_among_several_does_not_stop_the_others(
         assert "SET" in result.stdout and "1 of 3 photos processed, 2 failed" in result.stdout
     alone = run(str(tmp_path / "missing.jpg"))
     assert alone.exit_code == 2 and alone.stderr.count("\n") == 1
+
+
+def test_links_as_out_are_not_written_through_into_other_files(tmp_path: Path) -> None:
+    table = photo(tmp_path / "table.jpg")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    (tmp_path / "sym.jpg").symlink_to(notes)
+    result = run(str(table), "--out", str(tmp_path / "sym.jpg"), "--force")
+    assert result.exit_code == 2
+    assert "which is not an image file" in result.stderr
+    assert notes.read_text() == "my notes"
+    (tmp_path / "dangling.jpg").symlink_to(tmp_path / "gone.jpg")
+    result = run(str(table), "--out", str(tmp_path / "dangling.jpg"))
+    assert result.exit_code == 2 and "broken link" in result.stderr
+    assert not (tmp_path / "gone.jpg").exists()
+    old = photo(tmp_path / "old.jpg")  # a link to an image may still be replaced with --force
+    (tmp_path / "link.jpg").symlink_to(old)
+    assert run(str(table), "--out", str(tmp_path / "link.jpg"), "--force").exit_code == 0

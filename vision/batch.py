@@ -203,7 +203,22 @@ def plan_jobs(
             )
             continue
         refusal = None
-        if target is not None and target.exists() and not force:
+        if target is not None and target.is_symlink():
+            # A link is written through: never into a file that is not an image, and a broken
+            # one would only fail later with a puzzling message.
+            where = target.resolve()
+            if not target.exists():
+                refusal = (
+                    f"{target} is a broken link (to {where}); remove it or choose another --out"
+                )
+            elif where.suffix.lower() not in IMAGE_SUFFIXES:
+                refusal = (
+                    f"{target} is a link to {where}, which is not an image file; "
+                    "choose another --out"
+                )
+        if refusal is not None:
+            pass
+        elif target is not None and target.exists() and not force:
             refusal = f"{target} exists; use --force to overwrite, --out or --no-image"
         elif target is not None and out is None and _read_only(target.parent):
             refusal = (
