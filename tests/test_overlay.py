@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,28 @@ def test_uncertain_and_duplicate_cards_are_marked() -> None:
 def test_bad_frame_is_refused() -> None:
     with pytest.raises(ValueError, match="uint8"):
         draw_table(np.zeros((10, 10), np.uint8), Table.empty(10, 10))
+
+
+def test_a_legend_that_would_hide_a_card_goes_beside_the_photo() -> None:
+    frame, table = table_for(960, 540)
+    # Cards in all four corners of the photo (and the middle): no corner is free.
+    h, w = frame.shape[:2]
+    box = np.array([[0, 0], [180, 0], [180, 260], [0, 260]], np.float32)
+    offsets = [(0, 0), (w - 180, 0), (0, h - 260), (w - 180, h - 260), (390, 140), (600, 140)]
+    corners = np.stack([box + np.array(o, np.float32) for o in offsets])
+    table = replace(table, corners=corners)
+    inside = draw_table(frame, table)
+    assert inside.shape == frame.shape  # the default never changes the size (video frames)
+    beside = draw_table(frame, table, legend_beside=True)
+    assert beside.shape[0] == h and beside.shape[1] > w + 50
+    panel = beside[:, w:]
+    assert (panel != 32).any(axis=2).mean() > 0.01  # the legend is drawn on the panel
+    # Inside the photo only the outlines and labels are drawn: no card lies under a dark box.
+    for quad in corners:
+        (x0, y0), (x1, y1) = quad[0] + 40, quad[2] - 40
+        region = beside[int(y0) : int(y1), int(x0) : int(x1)].astype(int)
+        original = frame[int(y0) : int(y1), int(x0) : int(x1)].astype(int)
+        assert region.mean() > 0.8 * original.mean()
+    # A table with a free corner keeps its legend inside, at the photo's size.
+    frame2, table2 = table_for(1280, 720)
+    assert draw_table(frame2, table2, legend_beside=True).shape == frame2.shape

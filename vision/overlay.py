@@ -10,6 +10,8 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
   per SET, each inset a little further, so all its SETs stay visible.
 * A legend in the image corner covering the fewest cards lists the SETs with their colours
   (the first 12 are drawn and listed, then "+ n more"), or says "no SET: deal 3 more cards".
+  With ``legend_beside``, when every corner would hide part of a card (a table filling the
+  photo, many SETs), the legend goes on a dark panel added to the right of the photo instead.
 """
 
 from __future__ import annotations
@@ -85,7 +87,11 @@ def _text_box(
 
 
 def draw_table(
-    frame: npt.NDArray[np.uint8], table: Table, *, copy: bool = True
+    frame: npt.NDArray[np.uint8],
+    table: Table,
+    *,
+    copy: bool = True,
+    legend_beside: bool = False,
 ) -> npt.NDArray[np.uint8]:
     """An annotated copy of ``frame`` showing the table's cards, labels, SETs and a legend.
 
@@ -95,9 +101,14 @@ def draw_table(
         table: the :class:`vision.pipeline.Table` for that photo.
         copy: draw on a copy (default). ``False`` draws on ``frame`` itself, for a caller that
             owns the frame and no longer needs it (saves a 36 MB copy at 12 MP).
+        legend_beside: when the legend would hide part of a card in every corner, put it on a
+            dark panel to the right of the photo (the image grows); default: always inside,
+            the size never changes (video frames).
 
     Returns:
-        (H, W, 3) uint8 BGR image: a new one, or ``frame`` when ``copy=False``.
+        (H, W, 3) uint8 BGR image: a new one, or ``frame`` when ``copy=False``; with
+        ``legend_beside`` it may be (max(H, legend height), W + legend width, 3), the photo at
+        its top left, pixel (x, y) still the photo's pixel (x, y).
 
     Raises:
         ValueError: if ``frame`` is not (H, W, 3) uint8.
@@ -157,8 +168,7 @@ def draw_table(
         anchor = top + 0.14 * (bottom - top)
         _text_box(out, lines, (float(anchor[0]), float(anchor[1])), scale, thick, colour)
 
-    _legend(out, table, palette, unit)
-    return out
+    return _legend(out, table, palette, unit, beside=legend_beside)
 
 
 def _legend(
@@ -166,7 +176,9 @@ def _legend(
     table: Table,
     palette: list[tuple[int, int, int]],
     unit: float,
-) -> None:
+    *,
+    beside: bool,
+) -> npt.NDArray[np.uint8]:
     scale = max(0.35, 0.6 * unit)
     thick = max(1, round(1.5 * unit))
     n = len(table.cards)
@@ -193,10 +205,17 @@ def _legend(
     box_w = max(sz[0][0] for sz in sizes) + 3 * pad + swatch
     box_h = line_h * len(lines) + 2 * pad
     h, w = out.shape[:2]
-    box_w, box_h = min(box_w, w), min(box_h, h)
-    x0, y0 = _legend_corner(np.asarray(table.corners, np.float32), w, h, box_w, box_h)
-    roi = out[y0 : y0 + box_h, x0 : x0 + box_w]
-    cv2.convertScaleAbs(roi, dst=roi, alpha=0.3)
+    (x0, y0), hidden = _legend_corner(
+        np.asarray(table.corners, np.float32), w, h, min(box_w, w), min(box_h, h)
+    )
+    if beside and hidden:
+        canvas = np.full((max(h, box_h), w + box_w, 3), 32, np.uint8)
+        canvas[:h, :w] = out
+        out, x0, y0 = canvas, w, 0
+    else:
+        box_w, box_h = min(box_w, w), min(box_h, h)
+        roi = out[y0 : y0 + box_h, x0 : x0 + box_w]
+        cv2.convertScaleAbs(roi, dst=roi, alpha=0.3)
     for k, (text, colour) in enumerate(lines):
         y = y0 + pad + line_h * k
         x = x0 + pad
@@ -207,6 +226,7 @@ def _legend(
             out, text, (x + swatch + pad, y + sizes[k][0][1] + 2), _FONT, scale, colour, thick,
             cv2.LINE_AA,
         )  # fmt: skip
+    return out
 
 
 def _cards(n: int) -> str:
@@ -215,11 +235,12 @@ def _cards(n: int) -> str:
 
 def _legend_corner(
     corners: npt.NDArray[np.float32], w: int, h: int, box_w: int, box_h: int
-) -> tuple[int, int]:
-    """Top-left of the image corner where a legend box covers the least card area."""
+) -> tuple[tuple[int, int], bool]:
+    """Top-left of the image corner where a legend box covers the least card area, and whether
+    it still covers part of a card (more than 0.5% of the box)."""
     options = [(0, 0), (w - box_w, 0), (0, h - box_h), (w - box_w, h - box_h)]
     if len(corners) == 0:
-        return options[0]
+        return options[0], False
     f = min(1.0, 400.0 / max(h, w))  # judge on a small mask: cheap at 12 MP
     mask = np.zeros((max(1, round(h * f)), max(1, round(w * f))), np.uint8)
     cv2.fillPoly(mask, [np.round(q * f).astype(np.int32) for q in corners], 1)
@@ -229,4 +250,6 @@ def _legend_corner(
         )
         for x, y in options
     ]
-    return options[int(np.argmin(covered))]
+    best = int(np.argmin(covered))
+    box_area = max(1.0, box_w * box_h * f * f)
+    return options[best], covered[best] > 0.005 * box_area

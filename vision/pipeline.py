@@ -410,7 +410,8 @@ def process_photo(
         from vision.overlay import draw_table
 
         t = time.perf_counter()
-        annotated = draw_table(frame, seen, copy=False)  # the frame is ours: no copy
+        # The frame is ours: no copy. A photo's legend may go beside it rather than over cards.
+        annotated = draw_table(frame, seen, copy=False, legend_beside=True)
         timings["draw"] = _ms(t)
     return PhotoResult(replace(table, timings_ms=timings), annotated)
 
