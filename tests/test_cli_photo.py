@@ -578,3 +578,16 @@ def test_links_as_out_are_not_written_through_into_other_files(tmp_path: Path) -
     old = photo(tmp_path / "old.jpg")  # a link to an image may still be replaced with --force
     (tmp_path / "link.jpg").symlink_to(old)
     assert run(str(table), "--out", str(tmp_path / "link.jpg"), "--force").exit_code == 0
+
+
+def test_json_says_why_no_copy_was_written(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    first = json.loads(run(str(src), "--json").stdout)
+    assert first["annotated"].endswith("table.sets.jpg") and "annotated_error" not in first
+    again = run(str(src), "--json")
+    assert again.exit_code == 2
+    line = json.loads(again.stdout)
+    assert line["annotated"] is None and "exists; use --force" in line["annotated_error"]
+    assert line["sets"]  # the readings are still there
+    quiet = json.loads(run(str(src), "--json", "--no-image").stdout)
+    assert quiet["annotated"] is None and "annotated_error" not in quiet

@@ -132,7 +132,10 @@ def photo_command(
         if outcome.result is not None:  # read, even if writing its copy then failed
             if as_json:
                 written = None if outcome.written is None else str(outcome.written)
-                typer.echo(json.dumps({**outcome.result, "annotated": written}))
+                line = {**outcome.result, "annotated": written}
+                if outcome.error:  # read, but its copy could not be written: say why here too
+                    line["annotated_error"] = " ".join(outcome.error.split())
+                typer.echo(json.dumps(line))
             else:
                 _print_table(outcome.result, outcome.written)
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
