@@ -202,25 +202,10 @@ def plan_jobs(
                 PhotoOutcome(photo, error=f"{target} is an input photo; choose another --out")
             )
             continue
-        refusal = None
-        if target is not None and target.is_symlink():
-            # A link is written through: never into a file that is not an image, and a broken
-            # one would only fail later with a puzzling message.
-            where = target.resolve()
-            if not target.exists():
-                refusal = (
-                    f"{target} is a broken link (to {where}); remove it or choose another --out"
-                )
-            elif where.suffix.lower() not in IMAGE_SUFFIXES:
-                refusal = (
-                    f"{target} is a link to {where}, which is not an image file; "
-                    "choose another --out"
-                )
-        if refusal is not None:
-            pass
-        elif target is not None and target.exists() and not force:
+        refusal = None if target is None else _link_refusal(target)
+        if refusal is None and target is not None and target.exists() and not force:
             refusal = f"{target} exists; use --force to overwrite, --out or --no-image"
-        elif target is not None and out is None and _read_only(target.parent):
+        elif refusal is None and target is not None and out is None and _read_only(target.parent):
             refusal = (
                 f"{target.parent} is a read-only folder: no annotated copy is written beside "
                 "the photo; use --out or --no-image"
@@ -249,6 +234,18 @@ def _read_only(folder: Path) -> bool:
         return folder.stat().st_mode & 0o222 == 0
     except OSError:
         return False
+
+
+def _link_refusal(target: Path) -> str | None:
+    """Why ``target``, a symbolic link, must not be written (through it), or None."""
+    if not target.is_symlink():
+        return None
+    where = target.resolve()
+    if not target.exists():  # it would only fail later with a puzzling message
+        return f"{target} is a broken link (to {where}); remove it or choose another --out"
+    if where.suffix.lower() not in IMAGE_SUFFIXES:  # never written into a file of another kind
+        return f"{target} is a link to {where}, which is not an image file; choose another --out"
+    return None
 
 
 def _unused_name(target: Path, photo: Path, seen: set[Path]) -> Path:

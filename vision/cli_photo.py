@@ -94,23 +94,23 @@ def photo_command(
     unread = unwritten = 0  # of those, for the summary line
     # A path that names nothing (missing, an empty folder, an empty string from an unset shell
     # variable, which would otherwise mean "here") is reported, and the others still processed.
-    given: list[str] = []
+    found: list[Path] = []
+    named_none = 0
     for raw in paths:
         try:
             if not raw.strip():
                 raise SetVisionError(
                     '"" is not a photo or folder (an empty path: an unset variable?)'
                 )
-            list_photos([raw], recursive=recursive)
+            found += list_photos([raw], recursive=recursive)
         except (FileNotFoundError, SetVisionError) as error:
             _error(str(error))
             if as_json:
                 typer.echo(json.dumps(_json_error(raw, str(error))))
             failures += 1
             unread += 1
-            continue
-        given.append(raw)
-    photos = list_photos(given, recursive=recursive) if given else []
+            named_none += 1
+    photos = list_photos(found)  # all files now: only drops a photo named twice
     show = show and _can_show(no_image)
     planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
     for outcome in refused:
@@ -150,7 +150,7 @@ def photo_command(
             continue
         if show and outcome.annotated is not None:
             show = _show(outcome.photo, outcome.annotated)
-    total = len(photos) + len(paths) - len(given)  # photos, and paths that named none
+    total = len(photos) + named_none
     if total > 1 and not as_json:
         # A photo whose copy could not be written was still read and reported: processed.
         summary = f"{total - unread} of {total} photos processed"
