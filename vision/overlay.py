@@ -237,7 +237,9 @@ def _legend_corner(
     corners: npt.NDArray[np.float32], w: int, h: int, box_w: int, box_h: int
 ) -> tuple[tuple[int, int], bool]:
     """Top-left of the image corner where a legend box covers the least card area, and whether
-    it still covers part of a card (more than 0.5% of the box)."""
+    it still covers part of a card (more than 5% of the box: a sliver over a card's corner hides
+    nothing). Measured on the 182 shared table photos: the best corner covers at most 0.5% of
+    the box in 115, 0.5-5% in 7 and 5-66% in 60."""
     options = [(0, 0), (w - box_w, 0), (0, h - box_h), (w - box_w, h - box_h)]
     if len(corners) == 0:
         return options[0], False
@@ -252,4 +254,4 @@ def _legend_corner(
     ]
     best = int(np.argmin(covered))
     box_area = max(1.0, box_w * box_h * f * f)
-    return options[best], covered[best] > 0.005 * box_area
+    return options[best], covered[best] > 0.05 * box_area
