@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vision.cards import full_deck  # noqa: E402
-from vision.classify import CardClassifier, preprocess  # noqa: E402
+from vision.classify import CardClassifier  # noqa: E402
 from vision.render_scene import render_training_batch  # noqa: E402
 
 
@@ -51,11 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     deck = full_deck()
     cards = [deck[(7 * i) % len(deck)] for i in range(args.batch)]  # every fill and colour
     crops, _ = render_training_batch(cards, seed=0)
-    meta = clf.info.meta
-    size = (meta["input_height"], meta["input_width"])
-    chroma = meta.get("ink_chroma")
-    ink = None if chroma is None else (chroma["target"], chroma["max_gain"])
-    x = preprocess(crops, size, tuple(meta["mean"]), tuple(meta["std"]), ink_chroma=ink)
+    x = clf.input_tensor(crops)
     session = clf._session  # the raw onnxruntime call, without the preprocessing
 
     total = timed(lambda: clf.predict(crops), args.repeats) / args.batch

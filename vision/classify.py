@@ -296,6 +296,19 @@ class CardClassifier:
             None if chroma is None else (float(chroma["target"]), float(chroma["max_gain"]))
         )
 
+    def input_tensor(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        """The model's input for ``crops`` as this model's JSON describes it (size, channel
+        order, normalisation, ink chroma): (N, 3, H, W) float32. What :meth:`predict` feeds
+        onnxruntime; crops as in :meth:`predict`."""
+        return preprocess(
+            crops,
+            self._size,
+            self._mean,
+            self._std,
+            self._rgb,
+            self._ink_chroma,  # type: ignore[arg-type]
+        )
+
     def predict(self, crops: npt.NDArray[np.uint8]) -> CardProbabilities:
         """Probabilities for each crop.
 
@@ -317,14 +330,7 @@ class CardClassifier:
             raise ValueError(f"crops: expected uint8, got {crops.dtype}")
         if len(crops) == 0:
             return CardProbabilities.empty()
-        x = preprocess(
-            crops,
-            self._size,
-            self._mean,
-            self._std,
-            self._rgb,
-            self._ink_chroma,  # type: ignore[arg-type]
-        )
+        x = self.input_tensor(crops)
         (logits,) = self._session.run(None, {self._input: x})
         return CardProbabilities.from_logits(logits)
 

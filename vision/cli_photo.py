@@ -126,10 +126,10 @@ def photo_command(
     }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
-        if outcome.result is not None and (frames := frame_count(outcome.photo)) > 1:
-            _warn(f"{outcome.photo} holds {frames} frames (an animation or a multi-page image); "
-                  "only the first was read")  # fmt: skip
         if outcome.result is not None:  # read, even if writing its copy then failed
+            if (frames := frame_count(outcome.photo)) > 1:
+                _warn(f"{outcome.photo} holds {frames} frames (an animation or a multi-page "
+                      "image); only the first was read")  # fmt: skip
             if as_json:
                 written = None if outcome.written is None else str(outcome.written)
                 line = {**outcome.result, "annotated": written}
