@@ -7,7 +7,9 @@ path (:class:`vision.classify.CardClassifier`, onnxruntime) on the shared crops 
 Two evaluations:
 
 * ``holdout``: the shipped model on the fixed stratified 1,000-crop hold-out
-  (``models/card_classifier_holdout.txt``), per source;
+  (``models/card_classifier_holdout.txt``), per source; and on the same crops with their
+  content scaled by 0.85 and 1.15 and mirrored (:data:`GEOMETRY`), which must not change a
+  reading;
 * ``loso`` (leave-one-source-out): for each crop source, a model trained without it (its crops
   and its table photos; same recipe, ``--loso-steps`` steps; trained on demand into
   ``$SETVISION_CACHE/cv``) tested on every crop of that source (omega697 split into verified
@@ -35,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,6 +87,40 @@ def report(name: str, pred: np.ndarray, truth: np.ndarray) -> dict:
             ]
             print(f"{'':<42}{h} errors: " + ", ".join(errs))
     return result
+
+
+#: Geometric alterations of the hold-out crops that must not change a card's reading: the content
+#: scaled about the crop's centre (a deck printing its symbols 15% smaller or larger, or a crop a
+#: little outside or inside the card; the border replicated), and a left-right mirror (a mirroring
+#: webcam; the squiggles' handedness flips).
+GEOMETRY: dict[str, float | None] = {"scale 0.85": 0.85, "scale 1.15": 1.15, "mirror": None}
+
+
+def alter_geometry(crops: np.ndarray, scale: float | None) -> np.ndarray:
+    """(N, H, W, 3) uint8 crops with their content scaled by ``scale`` about the centre
+    (bilinear, border replicated), or mirrored left-right when ``scale`` is None."""
+    crops = np.asarray(crops)
+    if scale is None:
+        return np.ascontiguousarray(crops[:, :, ::-1])
+    h, w = crops.shape[1:3]
+    m = np.array([[scale, 0, (1 - scale) * (w - 1) / 2], [0, scale, (1 - scale) * (h - 1) / 2]])
+    return np.stack([
+        cv2.warpAffine(c, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        for c in crops
+    ])  # fmt: skip
+
+
+def evaluate_geometry(model_path: Path | None, data: dict) -> dict:
+    """The shipped model on the hold-out crops under each of :data:`GEOMETRY`'s alterations."""
+    held = tc.holdout_paths(data)
+    idx = np.flatnonzero([p in held for p in data["paths"]])
+    model = CardClassifier(model_path)
+    crops = np.asarray(data["crops"][idx])
+    truth = data["labels"][idx]
+    return {
+        name: report(f"hold-out, {name}", predict(model, alter_geometry(crops, scale)), truth)
+        for name, scale in GEOMETRY.items()
+    }
 
 
 def evaluate_holdout(model_path: Path | None, data: dict) -> dict:
@@ -214,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "holdout"):
         model = CardClassifier(args.model)
         results["holdout"] = evaluate_holdout(args.model, data)
+        results["holdout_geometry"] = evaluate_geometry(args.model, data)
         results["holdout_model_sha256"] = model.info.meta["sha256"]
     tables = tc.load_tables()
     if args.only in (None, "loso"):

@@ -48,13 +48,23 @@ from vision.warp import paper_mask, white_balance  # noqa: E402
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
 #: Names the training recipe (data mix and augmentation): cached cross-validation models of one
 #: recipe are never reused for another. Change it whenever the recipe changes.
-RECIPE = "v6-ink-chroma"
+RECIPE = "v7-zoom-mirror"
 #: normalise_ink_chroma (target chroma, largest gain), applied to every input after the
 #: shrink, in training and (through the model JSON) at run time. None: not used (v5 and older).
 INK_CHROMA: tuple[float, float] | None = (64.0, 3.0)
 #: Probability of a hard cast shadow / a glare spot per augmented crop.
 SHADOW_P = 0.25
 GLARE_P = 0.1
+#: Symbol-layout scale: with probability ZOOM_P the crop's content is scaled about its centre
+#: by a log-uniform factor in ZOOM (decks print their symbols at different sizes; detectors
+#: crop a little inside or outside the card). None: off (v6 and older).
+ZOOM: tuple[float, float] | None = (0.8, 1.15)
+ZOOM_P = 0.5
+#: Mirror half of the training crops left-right. Every real deck prints its squiggles with one
+#: handedness, but the tomwhite crops are mirrored (vision/render_card.py) and so are some
+#: webcams' pictures; without it a model that never saw tomwhite read its solid squiggles as
+#: ovals (mirroring those crops back at test time: shape errors 265 -> 36 of 13,488).
+MIRROR = True
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -232,7 +242,7 @@ def load_rendered(n: int, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Augmentation (numpy/OpenCV on 250x160 BGR crops; never a mirror flip)
+# Augmentation (numpy/OpenCV on 250x160 BGR crops)
 # --------------------------------------------------------------------------------------------
 def hue_rotation(degrees: float) -> np.ndarray:
     """3x3 rotation about the grey axis (1,1,1): shifts every hue by about ``degrees`` and
@@ -263,22 +273,27 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     model input size (INPUT_H, INPUT_W) and re-white-balanced as at run time.
 
     Geometry is applied at full resolution (then INTER_AREA, as at run time); the photometric
-    changes at input resolution (4x cheaper). Never a mirror flip.
+    changes at input resolution (4x cheaper).
     """
     h, w = crop.shape[:2]
     img = np.asarray(crop)
     if rng.random() < 0.5:  # 180 degrees: a card reads the same upside down
         img = img[::-1, ::-1]
+    if MIRROR and rng.random() < 0.5:  # squiggle handedness carries no label (see MIRROR)
+        img = img[:, ::-1]
     if rng.random() < 0.08:  # a detector that got the orientation wrong (seen in real crops)
         img = cv2.resize(cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE), (w, h))
     # Detector error: jitter each corner by ~2% (sd) of the card, small rotation.
-    if rng.random() < 0.85:
+    zoom = 1.0
+    if ZOOM is not None and rng.random() < ZOOM_P:
+        zoom = float(np.exp(rng.uniform(np.log(ZOOM[0]), np.log(ZOOM[1]))))
+    if zoom != 1.0 or rng.random() < 0.85:
         src = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
         jitter = rng.normal(0, 0.018, (4, 2)) * [w, h]
         angle = np.deg2rad(rng.normal(0, 2.0))
         rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
         centre = np.array([w / 2, h / 2])
-        quad = ((src - centre) @ rot.T + centre + jitter).astype(np.float32)
+        quad = ((src - centre) @ rot.T / zoom + centre + jitter).astype(np.float32)
         m = cv2.getPerspectiveTransform(quad, src)
         border = cv2.BORDER_REPLICATE if rng.random() < 0.7 else cv2.BORDER_CONSTANT
         value = tuple(int(v) for v in rng.integers(0, 255, 3))
@@ -690,8 +705,20 @@ def main(argv: list[str] | None = None) -> None:
         "--ink-chroma", type=float, default=None,
         help="target chroma of normalise_ink_chroma (0: off); default: the recipe's",
     )  # fmt: skip
+    parser.add_argument(
+        "--zoom", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+        help="content scale range of the zoom augmentation (1 1: off); default: the recipe's",
+    )  # fmt: skip
+    parser.add_argument("--no-mirror", action="store_true", help="no left-right mirror flips")
     args = parser.parse_args(argv)
-    global INK_CHROMA, RECIPE
+    global INK_CHROMA, MIRROR, RECIPE, ZOOM
+    if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
+        lo, hi = args.zoom
+        ZOOM = None if lo == hi == 1 else (lo, hi)
+        RECIPE = f"{RECIPE}-zoom{lo:g}-{hi:g}"
+    if args.no_mirror:  # an experiment: its own recipe name (and CV cache)
+        MIRROR = False
+        RECIPE = f"{RECIPE}-nomirror"
     if args.ink_chroma is not None:  # an experiment: its own recipe name (and CV cache)
         INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, 3.0)
         RECIPE = f"{RECIPE}-ink{args.ink_chroma:g}"
