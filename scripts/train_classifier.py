@@ -710,12 +710,18 @@ def main(argv: list[str] | None = None) -> None:
         help="content scale range of the zoom augmentation (1 1: off); default: the recipe's",
     )  # fmt: skip
     parser.add_argument("--no-mirror", action="store_true", help="no left-right mirror flips")
+    parser.add_argument(
+        "--zoom-p", type=float, default=None, help="share of crops scaled; default: the recipe's"
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    global INK_CHROMA, MIRROR, RECIPE, ZOOM
+    global INK_CHROMA, MIRROR, RECIPE, ZOOM, ZOOM_P
     if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
         lo, hi = args.zoom
         ZOOM = None if lo == hi == 1 else (lo, hi)
         RECIPE = f"{RECIPE}-zoom{lo:g}-{hi:g}"
+    if args.zoom_p is not None:
+        ZOOM_P = args.zoom_p
+        RECIPE = f"{RECIPE}-zoomp{args.zoom_p:g}"
     if args.no_mirror:  # an experiment: its own recipe name (and CV cache)
         MIRROR = False
         RECIPE = f"{RECIPE}-nomirror"

@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Recorded with scripts/evaluate.py on 2026-11-30 with the model trained on the table photos too
 #: (models/card_classifier.json, recipe v5-tables-shadows; the same figures again with
-#: v6-ink-chroma) and the detector of that day (99.6% recall on the annotated photos), rounded
-#: down by about one card or table per source so that a one-card change in a borderline photo
-#: does not fail: (lowest of the four attribute accuracies, cards fully right, tables fully
-#: right). Measured: all 0.996 / 0.996 / 0.987; pclewis 0.977 / 0.977 / 0.923; every other
-#: source 1.0. Nearly all remaining errors are the four cards of the pclewis pile (crazy.jpg)
-#: the detector misses.
+#: v6-ink-chroma and v7-zoom-mirror) and the detector of that day (99.6% recall on the
+#: annotated photos), rounded down by about one card or table per source so that a one-card
+#: change in a borderline photo does not fail: (lowest of the four attribute accuracies, cards
+#: fully right, tables fully right). Measured: all 0.996 / 0.996 / 0.987; pclewis 0.977 / 0.977
+#: / 0.923; every other source 1.0. Nearly all remaining errors are the four cards of the
+#: pclewis pile (crazy.jpg) the detector misses.
 BASELINE: dict[str, tuple[float, float, float]] = {
     "all": (0.99, 0.99, 0.97),
     "gractang": (0.99, 0.99, 0.94),
@@ -111,13 +111,14 @@ def test_recorded_cross_validation_is_current() -> None:
 #: Floors for the recorded generalisation figures (card_classifier_eval.json: models trained
 #: without the source they are tested on). The CV models are not in the repository, so CI cannot
 #: re-measure them; these floors stop a recipe that generalises worse from being recorded and
-#: shipped. Measured with v6-ink-chroma (seed 0): kaggle 0.991, tomwhite 0.992, omega697
-#: verified 0.951, table folds 0.994, end to end cards 0.9957 and tables 0.981. The floors sit
-#: under the seed-to-seed spread measured for that recipe (kaggle 0.974 to 0.991 over three
-#: seeds, tomwhite 0.982 to 0.995) and above the v5 recipe's kaggle (0.906 to 0.955).
+#: shipped. Measured with v7-zoom-mirror (seed 0): kaggle 0.994, tomwhite 0.995, omega697
+#: verified 0.963, table folds 0.993, end to end cards 0.9964 and tables 0.987. The floors sit
+#: under the seed-to-seed spread measured for that recipe (kaggle 0.979 to 0.994 over three
+#: seeds, tomwhite 0.994 to 0.995) and above the v5 recipe's kaggle (0.906 to 0.955) and the v6
+#: recipe's worst tomwhite seed (0.982: mirrored squiggles read as ovals).
 GENERALISATION_FLOORS: dict[str, float] = {
     "loso kaggle-set-cards": 0.97,
-    "loso tomwhite": 0.98,
+    "loso tomwhite": 0.99,
     "loso omega697 verified": 0.94,
     "folds pooled": 0.99,
     "end to end cards": 0.995,
