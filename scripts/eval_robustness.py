@@ -9,7 +9,8 @@ right readings would be flagged uncertain and how many misreads would not: the q
 whether an error is at least reported, not only how many there are.
 
 Alterations: ``jpeg95`` (re-encoded at JPEG quality 95), ``dark60`` (every channel x 0.6: a dim
-room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light).
+room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light), and ``none`` (the photo's
+own pixels, losslessly: the reference for the flag rates).
 
 Usage::
 
@@ -45,6 +46,7 @@ def _png(image: np.ndarray) -> bytes:
 ALTERATIONS: dict[str, Callable[[np.ndarray], bytes]] = {
     "jpeg95": lambda im: cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes(),
     "dark60": lambda im: _png((im.astype(np.float32) * 0.6).astype(np.uint8)),
+    "none": _png,
     "warm": lambda im: _png(
         np.clip(im.astype(np.float32) * np.array([0.75, 0.95, 1.1]), 0, 255).astype(np.uint8)
     ),
