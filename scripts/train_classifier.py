@@ -283,10 +283,10 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         img = img[:, ::-1]
     if rng.random() < 0.08:  # a detector that got the orientation wrong (seen in real crops)
         img = cv2.resize(cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE), (w, h))
-    # Detector error: jitter each corner by ~2% (sd) of the card, small rotation.
-    zoom = 1.0
+    zoom = 1.0  # the symbols' size on the card (see ZOOM)
     if ZOOM is not None and rng.random() < ZOOM_P:
         zoom = float(np.exp(rng.uniform(np.log(ZOOM[0]), np.log(ZOOM[1]))))
+    # Detector error: jitter each corner by ~2% (sd) of the card, small rotation.
     if zoom != 1.0 or rng.random() < 0.85:
         src = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
         jitter = rng.normal(0, 0.018, (4, 2)) * [w, h]
@@ -717,9 +717,13 @@ def main(argv: list[str] | None = None) -> None:
     global INK_CHROMA, MIRROR, RECIPE, ZOOM, ZOOM_P
     if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
         lo, hi = args.zoom
+        if not 0 < lo <= hi:
+            parser.error(f"--zoom: expected 0 < LO <= HI, got {lo:g} {hi:g}")
         ZOOM = None if lo == hi == 1 else (lo, hi)
         RECIPE = f"{RECIPE}-zoom{lo:g}-{hi:g}"
     if args.zoom_p is not None:
+        if not 0 <= args.zoom_p <= 1:
+            parser.error(f"--zoom-p: expected 0..1, got {args.zoom_p:g}")
         ZOOM_P = args.zoom_p
         RECIPE = f"{RECIPE}-zoomp{args.zoom_p:g}"
     if args.no_mirror:  # an experiment: its own recipe name (and CV cache)
