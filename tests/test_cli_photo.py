@@ -591,3 +591,30 @@ def test_json_says_why_no_copy_was_written(tmp_path: Path) -> None:
     assert line["sets"]  # the readings are still there
     quiet = json.loads(run(str(src), "--json", "--no-image").stdout)
     assert quiet["annotated"] is None and "annotated_error" not in quiet
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_worker_processes_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C signals the whole process group; the pool workers must leave it to the parent
+    (one line, exit 130) instead of each printing a KeyboardInterrupt traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sample = Path(__file__).resolve().parent.parent / "datasets" / "samples" / "table.jpg"
+    for i in range(200):  # about 8 s of work with two workers
+        (tmp_path / f"t{i:03d}.jpg").write_bytes(sample.read_bytes())
+    code = "import sys; from vision.cli import run; sys.exit(run())"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "photo", str(tmp_path), "--no-image", "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    proc.stdout.readline()  # the first photo is done: the workers are running
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    lines = err.strip().splitlines()  # not "Process ForkPoolWorker-1:" and a traceback
+    assert len(lines) == 1 and lines[0].endswith("interrupted"), err

@@ -8,6 +8,7 @@ be read becomes an outcome with ``error`` set; the others are still processed.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +274,9 @@ def _init_worker(model: str | None, options: dict[str, Any]) -> None:
 
 
 def _init_pool_worker(model: str | None, options: dict[str, Any]) -> None:
+    # Ctrl-C reaches the whole process group: only the parent handles it (one line, exit 130;
+    # it then terminates the pool), or every worker prints a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A pool worker whose initialiser raises is restarted forever: keep the error instead.
     try:
         _WORKER.pop("error", None)
