@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vision.cards import parse_card
+from vision.cards import Fill, full_deck, parse_card
 from vision.overlay import draw_table, set_colours
 from vision.pipeline import Table, recognise
 
@@ -113,3 +113,25 @@ def test_a_legend_that_would_hide_a_card_goes_beside_the_photo() -> None:
     # A table with a free corner keeps its legend inside, at the photo's size.
     frame2, table2 = table_for(1280, 720)
     assert draw_table(frame2, table2, legend_beside=True).shape == frame2.shape
+
+
+def test_a_legend_says_how_many_sets_are_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """27 cards of one fill hold 117 SETs: 12 are drawn and listed, the legend says so."""
+    import vision.overlay
+
+    cards = [c for c in full_deck() if c.fill is Fill.SOLID]
+    frame, corners = table_frame(cards, width=1800, height=700, cols=9)
+    table = recognise(frame, FakeClassifier(one_hot_probs(cards)), detector=fake_detector(corners))
+    assert len(table.sets) == 117
+    texts: list[str] = []
+    put_text = vision.overlay.cv2.putText
+
+    def spy(img, text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        texts.append(text)
+        return put_text(img, text, *args, **kwargs)
+
+    monkeypatch.setattr(vision.overlay.cv2, "putText", spy)
+    draw_table(frame, table)
+    listed = [t for t in texts if t.startswith("SET ")]
+    assert len(listed) == 12
+    assert "+ 105 more (not drawn)" in texts

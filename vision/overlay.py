@@ -9,7 +9,8 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
 * Every SET: its own colour (evenly spaced hues); a card in several SETs gets one nested outline
   per SET, each inset a little further, so all its SETs stay visible.
 * A legend in the image corner covering the fewest cards lists the SETs with their colours
-  (the first 12 are drawn and listed, then "+ n more"), or says "no SET: deal 3 more cards".
+  (the first 12 are drawn and listed, then "+ n more (not drawn)"), or says "no SET: deal 3
+  more cards".
   With ``legend_beside``, when every corner would hide part of a card (a table filling the
   photo, many SETs), the legend goes on a dark panel added to the right of the photo instead.
 """
@@ -189,12 +190,11 @@ def _legend(
     else:
         s = len(table.sets)
         lines = [(f"{_cards(n)}, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]
-        for k, (triple, colour) in enumerate(zip(table.sets, palette)):
-            if k == _LEGEND_LINES:
-                lines.append((f"+ {s - k} more", (255, 255, 255)))
-                break
+        for k, (triple, colour) in enumerate(zip(table.sets, palette)):  # the SETs drawn
             ids = " ".join(f"#{i + 1}" for i in triple)
             lines.append((f"SET {k + 1}: {ids}", colour))
+        if s > len(palette):
+            lines.append((f"+ {s - len(palette)} more (not drawn)", (255, 255, 255)))
     uncertain = int(np.sum(table.uncertain))
     if uncertain:
         lines.append((f"{uncertain} uncertain", _UNCERTAIN))
