@@ -173,9 +173,22 @@ def test_json_schema(tmp_path: Path) -> None:
 
 
 def test_no_set_verdict(tmp_path: Path) -> None:
-    result = run(str(photo(tmp_path / "t.png", NO_SET)))
+    """Fewer cards than any table holds (9 in the beginners' games): no deal is advised."""
+    result = run(str(photo(tmp_path / "few.png", NO_SET)))
     assert result.exit_code == 0
-    assert "no SET on the table: deal 3 more cards" in result.stdout
+    assert "no SET among these 3 cards" in result.stdout
+    assert "deal" not in result.stdout
+
+
+def test_no_set_on_a_full_table_deals_three_more(capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.cli_photo import _print_table
+
+    cards = [
+        {"id": i, "label": "1 red solid oval", "confidence": 0.9, "row": 1, "col": i}
+        for i in range(1, 10)
+    ]
+    _print_table({"image": "t.jpg", "cards": cards, "sets": []}, None)
+    assert "no SET on the table: deal 3 more cards" in capsys.readouterr().out
 
 
 def test_no_cards_found(tmp_path: Path) -> None:

@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.cards import Card, Colour, Fill, full_deck, parse_card
-from vision.rules import Variant, count_sets, find_sets, has_set, is_set, third_card
+from vision.rules import (
+    Variant,
+    count_sets,
+    find_sets,
+    has_set,
+    is_set,
+    no_set_verdict,
+    third_card,
+)
 
 DECK = full_deck()
 cards_st = st.sampled_from(DECK)
@@ -136,3 +144,23 @@ def test_variant_decks(variant: Variant, size: int, table: int) -> None:
         assert {c.colour for c in variant.deck(Colour.GREEN)} == {Colour.GREEN}
     # A 27-card beginners' deck is closed under SETs: 117 SETs judged on three attributes.
     assert count_sets(deck) == (1080 if size == 81 else 117)
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [
+        (1, "no SET: only 1 card"),
+        (2, "no SET among these 2 cards"),
+        (8, "no SET among these 8 cards"),
+        (9, "no SET on the table: deal 3 more cards"),  # the beginners' table
+        (12, "no SET on the table: deal 3 more cards"),
+        (20, "no SET on the table: deal 3 more cards"),
+    ],
+)
+def test_no_set_verdict_follows_the_table_sizes(n: int, expected: str) -> None:
+    assert no_set_verdict(n) == expected
+
+
+def test_no_set_verdict_needs_a_card() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        no_set_verdict(0)

@@ -17,6 +17,7 @@ import typer
 from vision.cli import EXIT_BAD_INPUT, user_errors
 from vision.errors import SetVisionError
 from vision.io import MAX_PIXELS
+from vision.rules import no_set_verdict
 
 __all__ = ["photo_command"]
 
@@ -243,7 +244,7 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     console.print(table)
     by_id = {card["id"]: card for card in cards}
     if not sets:
-        console.print("[bold]no SET on the table: deal 3 more cards[/bold]")
+        console.print(f"[bold]{no_set_verdict(len(cards))}[/bold]")
     for k, triple in enumerate(sets, start=1):
         text = " + ".join(f"#{i} {by_id[i]['label']}" for i in triple)
         doubtful = [f"#{i}" for i in triple if by_id[i].get("uncertain")]

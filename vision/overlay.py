@@ -23,6 +23,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.rules import SMALLEST_TABLE
+
 if TYPE_CHECKING:
     from vision.pipeline import Table
 
@@ -186,7 +188,8 @@ def _legend(
     if n == 0:
         lines = [("no cards found", (255, 255, 255))]
     elif not table.sets:
-        lines = [(f"{_cards(n)}, no SET: deal 3 more cards", (255, 255, 255))]
+        advice = ": deal 3 more cards" if n >= SMALLEST_TABLE else ""  # vision.rules
+        lines = [(f"{_cards(n)}, no SET{advice}", (255, 255, 255))]
     else:
         s = len(table.sets)
         lines = [(f"{_cards(n)}, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]

@@ -23,10 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from itertools import combinations
+from typing import Final
 
 from vision.cards import Card, Colour, Fill, full_deck
 
-__all__ = ["Variant", "find_sets", "has_set", "is_set", "third_card", "count_sets"]
+__all__ = [
+    "SMALLEST_TABLE", "Variant", "count_sets", "find_sets", "has_set", "is_set",
+    "no_set_verdict", "third_card",
+]  # fmt: skip
 
 
 def is_set(a: Card, b: Card, c: Card) -> bool:
@@ -113,3 +117,24 @@ class Variant(Enum):
     def table_size(self) -> int:
         """Cards dealt face up at the start and kept by refills: 12, or 9 for beginners."""
         return 12 if self is Variant.STANDARD else 9
+
+
+#: The fewest cards a table holds while the deck lasts: 9, in the beginners' games.
+SMALLEST_TABLE: Final = min(v.table_size for v in Variant)
+
+
+def no_set_verdict(n_cards: int) -> str:
+    """What to say when ``n_cards`` cards on the table hold no SET (``n_cards`` >= 1).
+
+    A table of 9 or more cards with no SET gets 3 more cards (the rules: 12 dealt, 9 in the
+    beginners' games, 3 more while no SET is on the table). Fewer cards than any table holds is
+    the end of a game with the deck out, or cards not seen, so no deal is advised.
+
+    Raises:
+        ValueError: if ``n_cards`` is below 1.
+    """
+    if n_cards < 1:
+        raise ValueError(f"n_cards: expected at least 1, got {n_cards}")
+    if n_cards >= SMALLEST_TABLE:
+        return "no SET on the table: deal 3 more cards"
+    return "no SET: only 1 card" if n_cards == 1 else f"no SET among these {n_cards} cards"
