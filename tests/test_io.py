@@ -134,6 +134,25 @@ def test_heic_named(tmp_path: Path):
         load_image(path)
 
 
+@pytest.mark.parametrize(("suffix", "fourcc"), [(".mp4", "mp4v"), (".avi", "MJPG")])
+def test_a_video_is_named_as_such(tmp_path: Path, suffix: str, fourcc: str):
+    path = tmp_path / f"game{suffix}"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), 10, (64, 48))
+    assert writer.isOpened()
+    for _ in range(3):
+        writer.write(np.full((48, 64, 3), 200, np.uint8))
+    writer.release()
+    with pytest.raises(SetVisionError, match="is a video, not a photo"):
+        load_image(path)
+
+
+def test_a_matroska_video_is_named_as_such(tmp_path: Path):
+    path = tmp_path / "game.mkv"
+    path.write_bytes(b"\x1aE\xdf\xa3\x9fB\x86\x81\x01" + b"\x00" * 64)
+    with pytest.raises(SetVisionError, match="is a video"):
+        load_image(path)
+
+
 def test_decompression_bomb_refused_before_decoding():
     # A valid small PNG whose header is rewritten to declare 60000 x 60000 pixels.
     data = bytearray(encode(half_red(), ".png"))

@@ -63,6 +63,15 @@ ImageSource = str | os.PathLike[str] | bytes | bytearray | memoryview
 _HEIF_BRANDS: Final = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
 
 
+def _is_video(head: bytes) -> bool:
+    """True for the containers of common video files, from their first bytes: ISO media (MP4,
+    MOV, M4V, 3GP: an ``ftyp`` box whose brand is not a HEIF/AVIF image), AVI (RIFF ``AVI ``),
+    Matroska and WebM (the EBML magic)."""
+    if len(head) >= 12 and head[4:8] == b"ftyp":
+        return head[8:12] not in _HEIF_BRANDS
+    return head[:4] == b"\x1aE\xdf\xa3" or (head[:4] == b"RIFF" and head[8:12] == b"AVI ")
+
+
 def load_image(
     source: ImageSource,
     *,
@@ -98,6 +107,11 @@ def load_image(
         raise SetVisionError(
             f"{name} is a HEIC/HEIF/AVIF image, which OpenCV cannot read; "
             "export it as JPEG or PNG (on a phone: Settings > Camera > Formats > Most Compatible)"
+        )
+    if _is_video(head):
+        raise SetVisionError(
+            f"{name} is a video, not a photo; setvision photo reads still images "
+            "(save a frame as JPEG or PNG)"
         )
     size = image_size(data)
     if size is not None:
