@@ -369,12 +369,20 @@ def test_out_image_name_with_several_photos_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "both.jpg").exists()
 
 
-def test_results_are_printed_when_the_copy_cannot_be_written(tmp_path: Path) -> None:
+def test_results_are_printed_when_the_copy_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
     src = photo(tmp_path / "table.jpg")
-    blocker = tmp_path / "blocker"
-    blocker.write_text("a file where a folder is needed")
-    result = run(str(src), "--out", str(blocker / "x.jpg"))
+
+    def full_disk(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(vision.batch, "open", full_disk, raising=False)  # the copy's write
+    result = run(str(src), "--out", str(tmp_path / "x.jpg"))
     assert result.exit_code == 2
+    assert "no space left on device" in result.stderr.lower()
     assert "4 cards, 1 SET" in result.stdout
     assert "could not write the annotated copy" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -631,3 +639,12 @@ def test_ctrl_c_with_worker_processes_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()  # not "Process ForkPoolWorker-1:" and a traceback
     assert len(lines) == 1 and lines[0].endswith("interrupted"), err
+
+
+@pytest.mark.parametrize("where", ["notes.txt/x.jpg", "notes.txt/deeper/x.jpg", "notes.txt/out"])
+def test_out_under_a_file_is_refused_by_name(tmp_path: Path, where: str) -> None:
+    (tmp_path / "notes.txt").write_text("keep me\n")
+    result = run(str(photo(tmp_path / "t.png")), "--out", str(tmp_path / where))
+    assert result.exit_code == 2
+    assert "notes.txt is a file, not a folder" in result.output
+    assert (tmp_path / "notes.txt").read_text() == "keep me\n"

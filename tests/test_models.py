@@ -51,6 +51,21 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
         load_model_info(tmp_path / "card_classifier.onnx")
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d, "is a folder; give the .onnx file"),
+        (lambda d: d / "notes.txt", "is not an .onnx file"),
+    ],
+)
+def test_a_folder_or_another_file_is_named_as_such(tmp_path: Path, make, message: str) -> None:
+    target = make(tmp_path)
+    if not target.exists():
+        target.write_text("my notes\n")
+    with pytest.raises(SetVisionError, match=message):
+        load_model_info(target)
+
+
 def test_checksum_mismatch_is_refused(packaged: Path, tmp_path: Path) -> None:
     copy = _copy(packaged, tmp_path)
     data = bytearray(copy.read_bytes())

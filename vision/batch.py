@@ -160,11 +160,16 @@ def plan_jobs(
         (jobs to run, outcomes already decided: photos whose output exists, as errors).
 
     Raises:
-        SetVisionError: if ``out`` names a single file but several photos are given, or, for
-            one photo, an existing file that is not an image (``/dev/null``) or a new name
-            with a non-image suffix of letters (``res.txt``; ``run.v2`` is taken as a folder).
+        SetVisionError: if a file stands where a folder above ``out`` should be
+            (``notes.txt/x.jpg``), if ``out`` names a single file but several photos are
+            given, or, for one photo, an existing file that is not an image (``/dev/null``)
+            or a new name with a non-image suffix of letters (``res.txt``; ``run.v2`` is taken
+            as a folder).
     """
     many = len(photos) > 1
+    blocker = None if out is None else _file_in_the_way(out)
+    if blocker is not None:
+        raise SetVisionError(f"--out {out}: {blocker} is a file, not a folder")
     if out is not None and many and out.exists() and not out.is_dir():
         raise SetVisionError(f"--out {out}: is a file, but {len(photos)} photos need a folder")
     if out is not None and many and not out.exists() and out.suffix.lower() in IMAGE_SUFFIXES:
@@ -324,6 +329,14 @@ def _run(job: PhotoJob) -> PhotoOutcome:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
     return PhotoOutcome(job.photo, result, written, annotated=kept)
+
+
+def _file_in_the_way(out: Path) -> Path | None:
+    """The nearest existing folder above ``out`` if it is in fact a file (``notes.txt/x.jpg``)."""
+    for parent in out.parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else parent
+    return None
 
 
 def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | None:

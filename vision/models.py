@@ -88,8 +88,12 @@ def model_path(path: str | os.PathLike[str] | None = None, name: str = DEFAULT_M
                 f"and {_REPO_MODELS}); reinstall setvision, or set {ENV_VAR} to an .onnx file"
             )
         return found
+    if chosen.is_dir():
+        raise SetVisionError(f"model {chosen} (from {how}) is a folder; give the .onnx file")
     if not chosen.is_file():
         raise SetVisionError(f"model file {chosen} (from {how}) does not exist")
+    if chosen.suffix.lower() != ".onnx":
+        raise SetVisionError(f"model {chosen} (from {how}) is not an .onnx file")
     return chosen
 
 
