@@ -37,6 +37,10 @@ def test_commands_run_through_the_entry(capsys: pytest.CaptureFixture[str]) -> N
     assert capsys.readouterr().err.startswith("setvision: error: ")
     assert run(["--version"]) == 0
     assert run(["sets", "--help"]) == 0
+    capsys.readouterr()
+    for args in (["-h"], ["photo", "-h"]):  # -h as well as --help
+        assert run(args) == 0
+        assert "Usage: setvision" in capsys.readouterr().out
 
 
 def test_console_script_is_the_entry() -> None:
