@@ -587,6 +587,19 @@ def _quad_from_numbers(values: list[float]) -> npt.NDArray[np.float64]:
     return canonical_order(quad[np.argsort(angles)])
 
 
+def _on_photo_or_fail(quad: npt.NDArray[np.float64], photo: PhotoTruth) -> None:
+    """Refuse corners that put the whole card outside the photo (a partial card, cut by the
+    frame, may reach past its edges)."""
+    frame = np.array(
+        [[0, 0], [photo.width, 0], [photo.width, photo.height], [0, photo.height]], np.float32
+    )
+    area, _ = cv2.intersectConvexConvex(quad.astype(np.float32), frame)
+    if area <= 0:
+        raise typer.BadParameter(
+            f"card wholly outside the photo ({photo.width} x {photo.height} px)"
+        )
+
+
 def _moved(old: npt.ArrayLike, new: npt.ArrayLike) -> float:
     """Largest corner displacement in pixels, whatever the corners' starting point."""
     return float(align_corners(old, new)[1].max())
@@ -906,6 +919,7 @@ def set_card(
     entry = _photo_or_fail(store, photo)
     _index_or_fail(entry, index)
     quad = _quad_from_numbers(coords)
+    _on_photo_or_fail(quad, entry)
     if refine:
         quad = refine_quad(load_image(store.data / entry.path), quad, how)
     elif snap:
@@ -935,6 +949,7 @@ def add_card(
         image = load_image(store.data / rel)
         entry = PhotoTruth(rel, image.shape[1], image.shape[0], source=source_of(rel))
     quad = _quad_from_numbers(coords)
+    _on_photo_or_fail(quad, entry)
     if refine:
         quad = refine_quad(load_image(store.data / rel), quad, how)
     elif snap:

@@ -204,6 +204,10 @@ def test_add_rects_and_negative_photos(photo_dir: Path, tmp_path: Path) -> None:
         (["set-card", "two.png", "0", "1", "2", "3"], "no annotation yet"),
         (["add-card", "two.png", "1", "2", "3", "4", "5", "6", "7"], "expected 8 numbers"),
         (["add-card", "two.png", "0", "0", "10", "0", "5", "2", "5", "10"], "convex"),
+        (
+            ["add-card", "two.png", *map(str, [5000, 5000, 6000, 5000, 6000, 6000, 5000, 6000])],
+            "wholly outside the photo (640 x 480 px)",
+        ),
         (["review", "nothing-like-this"], "no photo matches"),
         (["review", "tw"], "ambiguous"),
     ],
