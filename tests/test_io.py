@@ -127,10 +127,19 @@ def test_text_renamed_jpg(tmp_path: Path):
         load_image(path)
 
 
-def test_heic_named(tmp_path: Path):
-    path = tmp_path / "IMG_0001.HEIC"
-    path.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 64)
-    with pytest.raises(SetVisionError, match="HEIC"):
+@pytest.mark.parametrize(
+    ("name", "head", "message"),
+    [
+        ("IMG_0001.HEIC", b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic", "HEIC"),
+        ("game.mkv", b"\x1aE\xdf\xa3\x9fB\x86\x81\x01", "is a video"),  # Matroska/WebM
+    ],
+)
+def test_a_container_is_named_by_its_first_bytes(
+    tmp_path: Path, name: str, head: bytes, message: str
+):
+    path = tmp_path / name
+    path.write_bytes(head + b"\x00" * 64)
+    with pytest.raises(SetVisionError, match=message):
         load_image(path)
 
 
@@ -143,13 +152,6 @@ def test_a_video_is_named_as_such(tmp_path: Path, suffix: str, fourcc: str):
         writer.write(np.full((48, 64, 3), 200, np.uint8))
     writer.release()
     with pytest.raises(SetVisionError, match="is a video, not a photo"):
-        load_image(path)
-
-
-def test_a_matroska_video_is_named_as_such(tmp_path: Path):
-    path = tmp_path / "game.mkv"
-    path.write_bytes(b"\x1aE\xdf\xa3\x9fB\x86\x81\x01" + b"\x00" * 64)
-    with pytest.raises(SetVisionError, match="is a video"):
         load_image(path)
 
 
