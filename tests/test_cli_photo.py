@@ -551,6 +551,17 @@ def test_a_multi_frame_image_says_only_its_first_frame_is_read(tmp_path: Path) -
     assert "frames" not in single.stderr
 
 
+def test_a_gif_is_read_with_a_warning_about_its_colours(tmp_path: Path) -> None:
+    frame = cv2.imread(str(photo(tmp_path / "table.jpg")))
+    gif = tmp_path / "table.gif"
+    assert cv2.imwrite(str(gif), frame)
+    result = run(str(gif), "--no-image")
+    assert result.exit_code == 0
+    assert "table.gif is a GIF (at most 256 colours)" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "GIF" not in run(str(tmp_path / "table.jpg"), "--no-image").stderr
+
+
 def test_an_empty_path_is_refused_not_taken_as_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

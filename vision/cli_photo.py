@@ -86,7 +86,7 @@ def photo_command(
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import list_photos, plan_jobs, process_photos
-    from vision.io import frame_count
+    from vision.io import frame_count, is_gif
 
     if no_image and out is not None:
         typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
@@ -131,6 +131,9 @@ def photo_command(
             if (frames := frame_count(outcome.photo)) > 1:
                 _warn(f"{outcome.photo} holds {frames} frames (an animation or a multi-page "
                       "image); only the first was read")  # fmt: skip
+            if is_gif(outcome.photo):
+                _warn(f"{outcome.photo} is a GIF (at most 256 colours): cards may be missed or "
+                      "misread; a JPEG or PNG of the table keeps its colours")  # fmt: skip
             if as_json:
                 written = None if outcome.written is None else str(outcome.written)
                 line = {**outcome.result, "annotated": written}

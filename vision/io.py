@@ -42,6 +42,7 @@ __all__ = [
     "ImageSource",
     "decode_scale",
     "frame_count",
+    "is_gif",
     "image_size",
     "list_images",
     "load_image",
@@ -191,6 +192,17 @@ def _decoder_messages() -> Iterator[list[str]]:
 #: Extensions of formats that can hold several frames or pages (animations, multi-page scans);
 #: :func:`load_image` reads the first.
 _MULTI_FRAME: Final = frozenset({".gif", ".tif", ".tiff", ".webp", ".png", ".apng"})
+
+
+def is_gif(path: str | os.PathLike[str]) -> bool:
+    """True if the file is a GIF (by its first bytes): at most 256 colours per frame, so inks
+    and paper lose the shades that detection and colour reading rely on. False for a file that
+    cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(6) in (b"GIF87a", b"GIF89a")
+    except OSError:
+        return False
 
 
 def frame_count(path: str | os.PathLike[str]) -> int:
