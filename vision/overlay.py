@@ -10,7 +10,8 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
   per SET, each inset a little further, so all its SETs stay visible.
 * A legend in the image corner covering the fewest cards lists the SETs with their colours
   (the first 12 are drawn and listed, then "+ n more (not drawn)"), or says "no SET: deal 3
-  more cards".
+  more cards" (on fewer than the 9 cards of the smallest table: "no SET", see
+  :func:`vision.rules.no_set_verdict`).
   With ``legend_beside``, when every corner would hide part of a card (a table filling the
   photo, many SETs), the legend goes on a dark panel added to the right of the photo instead.
 """
