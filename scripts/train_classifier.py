@@ -9,7 +9,7 @@ classifier's input space exactly as at run time by :func:`vision.classify.crop_s
 (cut out of any background, turned portrait, warped to 160 x 250, white-balanced), cached as a
 ``.npy`` under ``$SETVISION_CACHE`` (default ``/tmp/setvision-cache``); plus rendered cards from
 :mod:`vision.render` when that module exists; plus every attribute-labelled whole card of the
-project's table annotations (``datasets/detection/*.json``, 1,040 cards from 11 sources), cut
+project's table annotations (``datasets/detection/*.json``, 1,043 cards from 11 sources), cut
 from its photo with :func:`vision.warp.warp_cards` at the annotated corners (the run-time input),
 cached as an ``.npz``. A fixed stratified hold-out of 1,000 real crops
 (``models/card_classifier_holdout.txt``) is never trained on; ``--exclude-source`` leaves a
