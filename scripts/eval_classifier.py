@@ -110,11 +110,15 @@ def alter_geometry(crops: np.ndarray, scale: float | None) -> np.ndarray:
     ])  # fmt: skip
 
 
-def evaluate_geometry(model_path: Path | None, data: dict) -> dict:
-    """The shipped model on the hold-out crops under each of :data:`GEOMETRY`'s alterations."""
+def holdout_rows(data: dict) -> np.ndarray:
+    """Row indices of the hold-out crops (``models/card_classifier_holdout.txt``) in ``data``."""
     held = tc.holdout_paths(data)
-    idx = np.flatnonzero([p in held for p in data["paths"]])
-    model = CardClassifier(model_path)
+    return np.flatnonzero([p in held for p in data["paths"]])
+
+
+def evaluate_geometry(model: CardClassifier, data: dict) -> dict:
+    """The model on the hold-out crops under each of :data:`GEOMETRY`'s alterations."""
+    idx = holdout_rows(data)
     crops = np.asarray(data["crops"][idx])
     truth = data["labels"][idx]
     return {
@@ -123,10 +127,8 @@ def evaluate_geometry(model_path: Path | None, data: dict) -> dict:
     }
 
 
-def evaluate_holdout(model_path: Path | None, data: dict) -> dict:
-    held = tc.holdout_paths(data)
-    idx = np.flatnonzero([p in held for p in data["paths"]])
-    model = CardClassifier(model_path)
+def evaluate_holdout(model: CardClassifier, data: dict) -> dict:
+    idx = holdout_rows(data)
     pred = predict(model, data["crops"][idx])
     truth = data["labels"][idx]
     out = {"all": report("hold-out (all sources)", pred, truth)}
@@ -250,8 +252,8 @@ def main(argv: list[str] | None = None) -> None:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.only in (None, "holdout"):
         model = CardClassifier(args.model)
-        results["holdout"] = evaluate_holdout(args.model, data)
-        results["holdout_geometry"] = evaluate_geometry(args.model, data)
+        results["holdout"] = evaluate_holdout(model, data)
+        results["holdout_geometry"] = evaluate_geometry(model, data)
         results["holdout_model_sha256"] = model.info.meta["sha256"]
     tables = tc.load_tables()
     if args.only in (None, "loso"):
