@@ -6,7 +6,8 @@ match detections to true cards by polygon IoU >= 0.85 (optimal assignment), and 
 and overall: precision, recall, corner error in pixels (mean, median, p95, max; after aligning the
 corner order, and in the detector's own order), how often the detector's corner order is a
 portrait order, and the photos where every card was found and nothing else. Partial true cards
-(cut by the frame or mostly covered) need not be found and are not false positives when found.
+(cut by the frame or mostly covered) need not be found and are not false positives when found
+once; a second detection on one is (the card reported twice).
 
     python scripts/eval_detection.py                       # table per source
     python scripts/eval_detection.py --source pclewis --save-failures /tmp/fails

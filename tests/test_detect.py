@@ -511,3 +511,27 @@ def test_brighten_only_dim_scenes():
     assert int(up[..., 2].max()) == round(102 * gain)
     _, gain = brighten(np.full((8, 8, 3), 10, np.uint8))
     assert gain == MAX_GAIN
+
+
+def test_local_card_area_follows_the_perspective_of_the_table() -> None:
+    from vision.detect.find import local_card_area
+
+    def card(cx: float, cy: float, size: float) -> np.ndarray:  # a square of side ``size``
+        h = size / 2
+        return np.array([[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h], [cx - h, cy + h]])
+
+    # Rows nearer the camera (lower in the frame) hold larger cards: side 60 + 0.2 y.
+    found = np.array([card(x, y, 60 + 0.2 * y) for y in (100, 250, 400) for x in (100, 300)])
+    # Where no card was found, at y = 550: side 170, as the rows above say (no median: 110).
+    area = local_card_area(card(500, 550, 10)[None], found)
+    assert area[0] == pytest.approx(170.0**2, rel=1e-6)
+    # A found card containing the point is its parent region, left out; a merged pair (twice
+    # the size its place says) does not bend the fit.
+    merged = card(500, 250, 2 * (60 + 0.2 * 250))
+    area = local_card_area(card(500, 250, 10)[None], np.concatenate([found, merged[None]]))
+    assert area[0] == pytest.approx(110.0**2, rel=1e-6)
+    pair = np.concatenate([found, card(700, 250, 2 * 110)[None]])
+    assert local_card_area(card(500, 550, 10)[None], pair)[0] == pytest.approx(170.0**2, rel=1e-6)
+    # Fewer than three cards: their median area; none: 0 (no constraint).
+    assert local_card_area(card(0, 0, 1)[None], found[:2])[0] == pytest.approx(80.0**2)
+    assert local_card_area(card(0, 0, 1)[None], found[:0])[0] == 0.0

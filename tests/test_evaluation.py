@@ -138,6 +138,22 @@ def test_score_photo_counts_hits_misses_false_positives_and_partials() -> None:
     assert not score.perfect
 
 
+def test_a_partial_card_reported_twice_costs_a_false_positive() -> None:
+    # One card cut by the frame edge, found as two stacked pieces (pclewis angle.jpg, once):
+    # the first piece is ignored, the second is a card that is not there.
+    truth = photo(CardTruth(rect(0, 0, 57, 89)), CardTruth(rect(100, 200, 157, 289), partial=True))
+    found = np.stack(
+        [rect(0, 0, 57, 89), rect(100, 200, 157, 245), rect(100, 245, 157, 289)]
+    )  # fmt: skip
+    score = score_photo(truth, found)
+    assert (score.true_positives, score.ignored, score.false_positives) == (1, 1, 1)
+    assert score.false_indices == (2,)
+    # The whole partial card matched, plus a piece of it: the piece is the extra one.
+    found = np.stack([rect(100, 240, 157, 289), rect(100, 200, 157, 289)])
+    score = score_photo(truth, found)
+    assert (score.ignored, score.false_positives, score.false_indices) == (1, 1, (0,))
+
+
 def test_summary_micro_averages_and_counts_perfect_photos() -> None:
     a = photo(CardTruth(rect(0, 0, 57, 89)))
     b = photo(CardTruth(rect(0, 0, 57, 89)), CardTruth(rect(100, 0, 157, 89)))

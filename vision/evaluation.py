@@ -6,8 +6,9 @@ photo as displayed (EXIF orientation applied), ordered TL, TR, BR, BL of the car
 orientation: TL-TR is a short side and the order runs clockwise on screen (y points down).
 
 A detection matches a true card when their polygon IoU is at least :data:`IOU_THRESHOLD`. True
-cards flagged ``partial`` (cut by the frame edge or mostly covered) need not be found; a detection
-lying mostly inside one is neither a true nor a false positive.
+cards flagged ``partial`` (cut by the frame edge or mostly covered) need not be found; one detection
+lying mostly inside one (or matching it) is neither a true nor a false positive, and any further
+detection on the same partial card is a false positive (one card reported twice).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ __all__ = [
 
 #: Minimum polygon IoU for a detection to count as finding a true card (issue 3).
 IOU_THRESHOLD: Final = 0.85
-#: A detection with at least this fraction of its area inside a partial true card is ignored.
+#: A detection with at least this fraction of its area inside a partial true card is ignored
+#: (the first one on that card; a second one is a false positive).
 IGNORE_OVERLAP: Final = 0.5
 #: Optional per-card attributes an annotation may carry (vocabulary of ``vision.cards``).
 ATTRIBUTES: Final = ("count", "colour", "shape", "fill")
@@ -349,8 +351,9 @@ class DetectionScore:
         source: its source.
         n_truth: true cards that must be found (``partial`` ones excluded).
         true_positives: required true cards matched by a detection.
-        false_positives: detections matching no true card and not lying inside a partial one.
-        ignored: detections matched to (or lying inside) a partial true card.
+        false_positives: detections matching no true card and not lying inside a partial one,
+            and every detection after the first on one partial card (a card reported twice).
+        ignored: detections matched to (or lying inside) a partial true card, one per card.
         missed: indices (into the photo's cards) of required cards not found.
         false_indices: indices (into the detections) of the false positives.
         corner_errors: (M, 4) pixel distances of matched corners after the best cyclic
@@ -399,9 +402,11 @@ def score_photo(
     matched_f = {f for _, f, _ in matches}
     errs, raws, shifts, ious = [], [], [], []
     tp = ignored = 0
+    taken: set[int] = set()  # partial true cards already reported by a detection
     for t, f, iou in matches:
         if photo.cards[t].partial:
             ignored += 1
+            taken.add(t)
             continue
         tp += 1
         shift, err = align_corners(truth[t], quads[f])
@@ -409,15 +414,18 @@ def score_photo(
         raws.append(np.linalg.norm(quads[f] - truth[t], axis=1))
         shifts.append(shift)
         ious.append(iou)
-    partial_quads = [c.corners for c in photo.cards if c.partial]
+    partial = [t for t, c in enumerate(photo.cards) if c.partial]
     false_idx = []
     for f, quad in enumerate(quads):
         if f in matched_f:
             continue
         area = polygon_area(_convex(quad))
-        inside = max((polygon_intersection(quad, p) for p in partial_quads), default=0.0)
-        if area > 0 and inside / area >= IGNORE_OVERLAP:
+        inside = [polygon_intersection(quad, truth[t]) for t in partial]
+        best = int(np.argmax(inside)) if inside else -1
+        on_partial = area > 0 and best >= 0 and inside[best] / area >= IGNORE_OVERLAP
+        if on_partial and partial[best] not in taken:
             ignored += 1
+            taken.add(partial[best])
         else:
             false_idx.append(f)
     required = [i for i, c in enumerate(photo.cards) if not c.partial]

@@ -57,6 +57,15 @@ __all__ = ["find_cards"]
 INSET_MIN_SHARE: Final = 0.65
 
 
+#: Smallest area of a grid cell (a card split from a region of touching cards), as a share of
+#: the area the other cards found say a card has at its place (:func:`local_card_area`). One
+#: card split in two gives cells of ~0.5; cards that touch, ~1.
+CELL_MIN_SHARE: Final = 0.6
+#: A found card whose linear size is off the plane the other cards fit by more than this share
+#: is left out of :func:`local_card_area` (two touching cards seen as one are ~1.4-2x).
+SIZE_OUTLIER: Final = 0.25
+
+
 #: A quad whose perspective-corrected long/short ratio is under this (a card is 1.56) does not
 #: show by its outline which sides are long: its symbols decide (:func:`_short_edges_by_ink`).
 NEAR_SQUARE: Final = 1.25
@@ -234,6 +243,10 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         cell_in_found = points_in_quads(cells_arr.mean(axis=1), found).T  # (cells, found)
         found_in_cell = points_in_quads(found.mean(axis=1), cells_arr)
         ok &= ~cell_in_found.any(axis=1) & ~found_in_cell.any(axis=1)
+        # Perspective makes near cards larger than the scene's median: a near card (one cut by
+        # the frame edge, say) is no grid of two far ones. A cell must be card-sized for its
+        # place on the table, as the other cards found say (all but the cell's own region).
+        ok &= quad_area(cells_arr) > CELL_MIN_SHARE * local_card_area(cells_arr, quads[kept])
         # A card found lying across cells of a region, not on one of them (a card on a pile),
         # says the region is no grid of touching cards: none of its cells is taken.
         across = (cell_in_found != found_in_cell).any(axis=1)
@@ -332,6 +345,47 @@ def _white_surface_cards(
             final += [(q, s, False) for q, s in zip(more, more_scores)]
             short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
     return final, short_first
+
+
+def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """(N,) area (px^2) a card has at the centre of each of ``quads`` (N, 4, 2), by the cards
+    ``found`` (M, 4, 2) elsewhere on the table; 0 where none is (no constraint).
+
+    Cards lie on one plane, and a plane's inverse depth is an affine function of the image
+    coordinates, so a card's linear size (``sqrt(area)``) is too: it is fitted by least squares
+    to the found cards and read at each centre. A card the others put off by over
+    :data:`SIZE_OUTLIER` (two cards seen as one) is dropped from the fit, the worst first, each
+    judged by the fit without itself (so one far card cannot hide by bending the plane). With
+    fewer than three cards, their median area. A found quad containing the centre (the region
+    a cell was split from) is left out.
+    """
+    out = np.zeros(len(quads))
+    if len(quads) == 0 or len(found) == 0:
+        return out
+    centres = quads.mean(axis=1)
+    others = ~points_in_quads(centres, found).T  # (N, M)
+    size = np.sqrt(quad_area(found))
+    design = np.c_[found.mean(axis=1), np.ones(len(found))]
+    for i in range(len(quads)):
+        use = np.flatnonzero(others[i])
+        if len(use) < 3:
+            out[i] = float(np.median(size[use])) ** 2 if len(use) else 0.0
+            continue
+        while True:
+            a, b = design[use], size[use]
+            coef, *_ = np.linalg.lstsq(a, b, rcond=None)
+            if len(use) <= 3:
+                break
+            # Deleted residuals: each card against the plane fitted without it.
+            hat = np.einsum("ij,jk,ik->i", a, np.linalg.pinv(a.T @ a), a)
+            deleted = (b - a @ coef) / np.maximum(1.0 - hat, 1e-6)
+            off = np.abs(deleted) / np.maximum(np.abs(b - deleted), 1e-6)
+            worst = int(np.argmax(off))
+            if off[worst] <= SIZE_OUTLIER:
+                break
+            use = np.delete(use, worst)
+        out[i] = max(float(np.r_[centres[i], 1.0] @ coef), 0.0) ** 2
+    return out
 
 
 def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:
