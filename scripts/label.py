@@ -1177,4 +1177,6 @@ def status(
 
 
 if __name__ == "__main__":
-    app()
+    from vision.cli import run_app
+
+    sys.exit(run_app(app, "label.py"))

@@ -257,3 +257,23 @@ def test_a_photo_outside_the_datasets_folder_is_one_clear_error(
     assert result.exit_code == 2
     assert "is not inside the datasets folder" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_errors_are_one_line_on_stderr(photo_dir: Path, tmp_path: Path) -> None:
+    # Run as a user does (python scripts/label.py): typer would draw a multi-line box.
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "label.py"
+    where = ["--annotations", str(tmp_path / "ann"), "--data", str(photo_dir)]
+    for args, message in [
+        (["show", "two.png"], "No such command 'show'"),
+        (["set-card", "nothing", "0", *["1"] * 8, *where], "no photo matches 'nothing'"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, str(script), *args], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("label.py: error: "), done.stderr
+        assert message in lines[0]

@@ -178,22 +178,37 @@ def run(args: list[str] | None = None) -> int:
     Returns:
         The exit code.
     """
+    return run_app(app, "setvision", args)
+
+
+def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) -> int:
+    """Run a typer app with every usage or parameter error as one line on stderr:
+    ``PROG: error: ...``, and the exit code click gives it (2 for usage errors).
+
+    Args:
+        typer_app: the app (``setvision``'s, or a script's such as ``scripts/label.py``).
+        prog: the program name shown in help and errors.
+        args: command-line arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code.
+    """
     exceptions = _click_exceptions()
     try:
-        code = app(args=args, prog_name="setvision", standalone_mode=False)
-    except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare `setvision`: the help
+        code = typer_app(args=args, prog_name=prog, standalone_mode=False)
+    except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare command: the help
         exc.show()
         return exc.exit_code
     except exceptions.UsageError as exc:
         message = " ".join(exc.format_message().split()).rstrip(".")
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        typer.echo(f"setvision: error: {message}{where}", err=True)
+        typer.echo(f"{prog}: error: {message}{where}", err=True)
         return exc.exit_code
     except exceptions.ClickException as exc:
-        typer.echo(f"setvision: error: {' '.join(exc.format_message().split())}", err=True)
+        typer.echo(f"{prog}: error: {' '.join(exc.format_message().split())}", err=True)
         return exc.exit_code
     except typer.Abort:
-        typer.echo("setvision: error: aborted", err=True)
+        typer.echo(f"{prog}: error: aborted", err=True)
         return 1
     return code if isinstance(code, int) else 0
 
