@@ -242,7 +242,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=None, help="default: the shipped model")
     parser.add_argument("--only", choices=["holdout", "loso", "folds"], default=None)
-    parser.add_argument("--loso-steps", type=int, default=700, help="steps of the CV models")
+    parser.add_argument(
+        "--loso-steps", type=int, default=tc.STEPS,
+        help="steps of the CV models (default: the shipped model's)",
+    )  # fmt: skip
     parser.add_argument("--threads", type=int, default=2, help="torch threads for LOSO training")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true", help="do not update the results JSON")

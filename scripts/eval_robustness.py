@@ -56,7 +56,10 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], bytes]] = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cv", action="store_true", help="cross-validation models (see above)")
-    parser.add_argument("--cv-steps", type=int, default=700, help="steps of the CV models")
+    parser.add_argument(
+        "--cv-steps", type=int, default=None,
+        help="steps of the CV models (default: the shipped model's, train_classifier.STEPS)",
+    )  # fmt: skip
     parser.add_argument("--only", choices=sorted(ALTERATIONS), action="append")
     parser.add_argument(
         "--no-table-colour", action="store_true",
@@ -72,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     models: dict[str, CardClassifier] = {}
     if args.cv:
         from eval_classifier import cv_models
+        from train_classifier import STEPS
 
-        models = {s: CardClassifier(p) for s, p in cv_models(args.cv_steps, 0, train=False).items()}
+        steps = args.cv_steps or STEPS
+        models = {s: CardClassifier(p) for s, p in cv_models(steps, 0, train=False).items()}
     for name in args.only or sorted(ALTERATIONS):
         right: list[float] = []
         wrong: list[tuple[float, str]] = []

@@ -214,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         help="read each photo with the cross-validation model that never saw its source "
         "(the folds and leave-one-source-out models that scripts/eval_classifier.py trains)",
     )  # fmt: skip
-    parser.add_argument("--cv-steps", type=int, default=700, help="steps of the CV models")
+    parser.add_argument(
+        "--cv-steps", type=int, default=None,
+        help="steps of the CV models (default: the shipped model's, train_classifier.STEPS)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
         "--record", action="store_true",
@@ -250,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cv:
         sys.path.insert(0, str(ROOT / "scripts"))
         from eval_classifier import cv_models
+        from train_classifier import STEPS
 
+        args.cv_steps = args.cv_steps or STEPS
         paths = cv_models(args.cv_steps, 0, train=False)
         cv = {source: CardClassifier(path) for source, path in paths.items()}
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
