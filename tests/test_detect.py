@@ -532,6 +532,6 @@ def test_local_card_area_follows_the_perspective_of_the_table() -> None:
     assert area[0] == pytest.approx(110.0**2, rel=1e-6)
     pair = np.concatenate([found, card(700, 250, 2 * 110)[None]])
     assert local_card_area(card(500, 550, 10)[None], pair)[0] == pytest.approx(170.0**2, rel=1e-6)
-    # Fewer than three cards: their median area; none: 0 (no constraint).
-    assert local_card_area(card(0, 0, 1)[None], found[:2])[0] == pytest.approx(80.0**2)
+    # Fewer than three cards say nothing of the perspective: 0 (no constraint).
+    assert local_card_area(card(0, 0, 1)[None], found[:2])[0] == 0.0
     assert local_card_area(card(0, 0, 1)[None], found[:0])[0] == 0.0

@@ -349,15 +349,16 @@ def _white_surface_cards(
 
 def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
     """(N,) area (px^2) a card has at the centre of each of ``quads`` (N, 4, 2), by the cards
-    ``found`` (M, 4, 2) elsewhere on the table; 0 where none is (no constraint).
+    ``found`` (M, 4, 2) elsewhere on the table; 0 where it cannot say (no constraint).
 
     Cards lie on one plane, and a plane's inverse depth is an affine function of the image
     coordinates, so a card's linear size (``sqrt(area)``) is too: it is fitted by least squares
     to the found cards and read at each centre. A card the others put off by over
     :data:`SIZE_OUTLIER` (two cards seen as one) is dropped from the fit, the worst first, each
-    judged by the fit without itself (so one far card cannot hide by bending the plane). With
-    fewer than three cards, their median area. A found quad containing the centre (the region
-    a cell was split from) is left out.
+    judged by the fit without itself (so one far card cannot hide by bending the plane). A
+    found quad containing the centre (the region a cell was split from) is left out. With fewer
+    than three cards no plane is fitted and the answer is 0: one or two cards say nothing of
+    the perspective, and the scene's median size is checked elsewhere.
     """
     out = np.zeros(len(quads))
     if len(quads) == 0 or len(found) == 0:
@@ -369,7 +370,6 @@ def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
     for i in range(len(quads)):
         use = np.flatnonzero(others[i])
         if len(use) < 3:
-            out[i] = float(np.median(size[use])) ** 2 if len(use) else 0.0
             continue
         while True:
             a, b = design[use], size[use]
