@@ -659,3 +659,66 @@ def test_out_under_a_file_is_refused_by_name(tmp_path: Path, where: str) -> None
     assert result.exit_code == 2
     assert "notes.txt is a file, not a folder" in result.output
     assert (tmp_path / "notes.txt").read_text() == "keep me\n"
+
+
+def test_a_gif_in_a_folder_is_read_too(tmp_path: Path) -> None:
+    # Named on its own a GIF was read (with a warning); in a folder it was skipped unsaid.
+    frame = cv2.imread(str(photo(tmp_path / "table.jpg")))
+    folder = tmp_path / "f"
+    folder.mkdir()
+    assert cv2.imwrite(str(folder / "t.gif"), frame)
+    result = run(str(folder), "--no-image")
+    assert result.exit_code == 0 and "t.gif is a GIF" in result.stderr
+
+
+def test_out_with_a_trailing_slash_is_a_folder_and_an_empty_out_is_refused(tmp_path: Path) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), "--out", str(tmp_path / "new.jpg") + "/")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "new.jpg" / "table.sets.jpg").is_file()
+    (tmp_path / "file.jpg").write_bytes(b"x")
+    result = run(str(src), "--out", str(tmp_path / "file.jpg") + "/")
+    assert result.exit_code == 2 and "is a file, not a folder" in result.stderr
+    result = run(str(src), "--out", "")
+    assert result.exit_code == 2 and "empty path" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_out_into_a_read_only_folder_is_refused_and_the_readings_kept(tmp_path: Path) -> None:
+    # As root the mode bits stop nothing: a shared dataset folder was written into by --out.
+    src = photo(tmp_path / "table.jpg")
+    folder = tmp_path / "dataset"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        for out in (folder / "x.jpg", folder, folder / "new" / "x.jpg"):
+            result = run(str(src), "--out", str(out))
+            assert result.exit_code == 2
+            assert f"{folder} is a read-only folder" in result.stderr
+            assert "4 cards, 1 SET" in result.stdout
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o755)
+
+
+def test_an_input_photo_in_the_way_of_a_copy_is_still_read(tmp_path: Path) -> None:
+    # t.sets.jpg is both an input and t.jpg's copy: t.jpg is read and reported, not written.
+    src = photo(tmp_path / "t.jpg")
+    copy = photo(tmp_path / "t.sets.jpg")
+    before = copy.read_bytes()
+    result = run(str(copy), str(src), "--force")
+    assert result.exit_code == 2
+    assert "is an input photo: no annotated copy is written; use --out" in result.stderr
+    assert result.stdout.count("4 cards, 1 SET") == 2
+    assert copy.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".webp", ".png", ".bmp", ".tif"])
+def test_copies_in_other_formats_are_written_without_encoder_noise(
+    tmp_path: Path, suffix: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    src = photo(tmp_path / "table.jpg")
+    result = run(str(src), "--out", str(tmp_path / f"copy{suffix}"))
+    assert result.exit_code == 0
+    assert cv2.imread(str(tmp_path / f"copy{suffix}")) is not None
+    assert "WARN" not in capfd.readouterr().err  # OpenCV's own warnings go to the real stderr

@@ -78,7 +78,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
     return list(unique.values())
 
 
-def annotated_path(photo: Path, out: Path | None, many: bool) -> Path:
+def annotated_path(photo: Path, out: Path | None, many: bool, folder: bool = False) -> Path:
     """Where the annotated copy of ``photo`` goes.
 
     Args:
@@ -86,6 +86,7 @@ def annotated_path(photo: Path, out: Path | None, many: bool) -> Path:
         out: ``--out``: a folder (existing, or a path without an image suffix, or any path when
             there are several photos), or a file for a single photo; None: beside the input.
         many: several photos are being processed.
+        folder: ``out`` is a folder whatever its name (``--out new.jpg/``, with the slash).
 
     Returns:
         ``NAME.sets.jpg`` beside the photo or in the ``out`` folder, or ``out`` itself.
@@ -93,7 +94,7 @@ def annotated_path(photo: Path, out: Path | None, many: bool) -> Path:
     name = photo.stem + OUTPUT_SUFFIX
     if out is None:
         return photo.with_name(name)
-    if out.is_dir() or many or out.suffix.lower() not in IMAGE_SUFFIXES:
+    if folder or out.is_dir() or many or out.suffix.lower() not in IMAGE_SUFFIXES:
         return out / name
     return out
 
@@ -145,8 +146,14 @@ class PhotoOutcome:
 
 
 def plan_jobs(
-    photos: Sequence[Path], out: Path | None, *, draw: bool, force: bool, keep_image: bool = False
-) -> tuple[list[PhotoJob], list[PhotoOutcome]]:
+    photos: Sequence[Path],
+    out: Path | None,
+    *,
+    draw: bool,
+    force: bool,
+    keep_image: bool = False,
+    folder: bool = False,
+) -> list[PhotoJob]:
     """Decide each photo's output; refuse to overwrite existing files unless ``force``.
 
     Args:
@@ -155,9 +162,11 @@ def plan_jobs(
         draw: write annotated copies (False: ``--no-image``).
         force: overwrite existing files.
         keep_image: return each annotated copy in its outcome (``--show``), written or not.
+        folder: ``out`` was given as a folder (with a trailing slash), whatever its name.
 
     Returns:
-        (jobs to run, outcomes already decided: photos whose output exists, as errors).
+        One job per photo. A photo whose copy may not be written (the file exists, it is an
+        input photo, a read-only folder, a link) is still read: its job carries the refusal.
 
     Raises:
         SetVisionError: if a file stands where a folder above ``out`` should be
@@ -170,14 +179,17 @@ def plan_jobs(
     blocker = None if out is None else _file_in_the_way(out)
     if blocker is not None:
         raise SetVisionError(f"--out {out}: {blocker} is a file, not a folder")
+    if out is not None and folder and out.exists() and not out.is_dir():
+        raise SetVisionError(f"--out {out}/: is a file, not a folder")
     if out is not None and many and out.exists() and not out.is_dir():
         raise SetVisionError(f"--out {out}: is a file, but {len(photos)} photos need a folder")
-    if out is not None and many and not out.exists() and out.suffix.lower() in IMAGE_SUFFIXES:
+    named_file = out is not None and not folder and out.suffix.lower() in IMAGE_SUFFIXES
+    if out is not None and many and named_file and not out.exists():
         raise SetVisionError(
             f"--out {out}: names one image file, but {len(photos)} photos were given; "
             "give a folder instead"
         )
-    if out is not None and not many and out.suffix.lower() not in IMAGE_SUFFIXES:
+    if out is not None and not many and not folder and out.suffix.lower() not in IMAGE_SUFFIXES:
         if out.exists() and not out.is_dir():
             raise SetVisionError(
                 f"--out {out}: is neither a folder nor an image file name "
@@ -191,10 +203,10 @@ def plan_jobs(
             )
     inputs = {photo.resolve() for photo in photos}
     input_files = {_file_id(photo) for photo in photos} - {None}
-    jobs, refused = [], []
+    jobs = []
     seen: set[Path] = set()
     for photo in photos:
-        target = annotated_path(photo, out, many) if draw else None
+        target = annotated_path(photo, out, many, folder) if draw else None
         if target is not None and target.resolve() in seen:
             target = _unused_name(target, photo, seen)
         if target is not None:
@@ -203,10 +215,10 @@ def plan_jobs(
             target.resolve() in inputs or (target.exists() and _file_id(target) in input_files)
         ):
             # Never write over a photo being read (nor a hard link to one), not even with
-            # --force: it would be lost.
-            refused.append(
-                PhotoOutcome(photo, error=f"{target} is an input photo; choose another --out")
-            )
+            # --force: it would be lost. The photo is still read and reported.
+            advice = "use --out or --no-image" if out is None else "choose another --out"
+            refusal = f"{target} is an input photo: no annotated copy is written; {advice}"
+            jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue
         refusal = None if target is None else _link_refusal(target)
         if refusal is None and target is not None and target.exists() and not force:
@@ -216,11 +228,17 @@ def plan_jobs(
                 f"{target.parent} is a read-only folder: no annotated copy is written beside "
                 "the photo; use --out or --no-image"
             )
+        elif refusal is None and target is not None and out is not None:
+            folder = _existing_folder(target.parent)
+            if folder is not None and _read_only(folder):
+                refusal = f"{folder} is a read-only folder: no annotated copy is written; " + (
+                    "choose another --out"
+                )
         if refusal is not None:
             jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue
         jobs.append(PhotoJob(photo, target, keep_image, overwrite=force))
-    return jobs, refused
+    return jobs
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
@@ -240,6 +258,14 @@ def _read_only(folder: Path) -> bool:
         return folder.stat().st_mode & 0o222 == 0
     except OSError:
         return False
+
+
+def _existing_folder(folder: Path) -> Path | None:
+    """``folder`` or its nearest existing ancestor (what a new path would be made in)."""
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def _link_refusal(target: Path) -> str | None:
@@ -346,7 +372,8 @@ def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | No
     name at once: the second is refused instead of overwriting the first)."""
     import cv2
 
-    params = [cv2.IMWRITE_JPEG_QUALITY, 90] if path.suffix.lower() != ".png" else []
+    jpeg = path.suffix.lower() in ("", ".jpg", ".jpeg", ".jpe")
+    params = [cv2.IMWRITE_JPEG_QUALITY, 90] if jpeg else []  # other encoders warn of the key
     try:
         ok, data = cv2.imencode(path.suffix or ".jpg", image, params)
         if not ok:

@@ -37,12 +37,12 @@ def photo_command(
         typer.Option("--recursive", "-r", help="Also take the photos in folders' subfolders."),
     ] = False,
     out: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--out",
             "-o",
-            help="Where annotated copies go: a file (one photo) or a folder. "
-            "Default: NAME.sets.jpg beside each photo.",
+            help="Where annotated copies go: a file (one photo) or a folder (a name ending "
+            "in / is always one). Default: NAME.sets.jpg beside each photo.",
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite existing files.")] = False,
@@ -88,6 +88,11 @@ def photo_command(
     from vision.batch import list_photos, plan_jobs, process_photos
     from vision.io import frame_count, is_gif
 
+    out_path = None if out is None else Path(out)
+    out_folder = out is not None and out.endswith(("/", os.sep))  # "new.jpg/": a folder
+    if out is not None and not out.strip():
+        _error('--out "": an empty path (an unset variable?)')
+        raise typer.Exit(EXIT_BAD_INPUT)
     if no_image and out is not None:
         typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
                    err=True)  # fmt: skip
@@ -113,13 +118,9 @@ def photo_command(
             named_none += 1
     photos = list_photos(found)  # all files now: only drops a photo named twice
     show = show and _can_show(no_image)
-    planned, refused = plan_jobs(photos, out, draw=not no_image, force=force, keep_image=show)
-    for outcome in refused:
-        _error(outcome.error or "")
-        if as_json:
-            typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
-        failures += 1
-        unread += 1
+    planned = plan_jobs(
+        photos, out_path, draw=not no_image, force=force, keep_image=show, folder=out_folder
+    )
     options = {
         "mixed_decks": mixed_decks,
         "uncertain_below": uncertain_below,

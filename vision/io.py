@@ -51,7 +51,7 @@ __all__ = [
 #: File name extensions (lower case) that :func:`list_images` picks up; all decodable by OpenCV.
 IMAGE_EXTENSIONS: Final = frozenset(
     {".jpg", ".jpeg", ".jpe", ".png", ".bmp", ".dib", ".webp", ".tif", ".tiff", ".pbm", ".pgm",
-     ".ppm", ".pnm"}
+     ".ppm", ".pnm", ".gif"}
 )  # fmt: skip
 #: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
 MAX_PIXELS: Final = 150_000_000
