@@ -32,7 +32,7 @@ import hashlib
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import cv2
 import numpy as np
@@ -61,6 +61,10 @@ DEFAULT_ANNOTATIONS = REPO / "datasets" / "detection"
 DEFAULT_OUT = Path("/tmp/setvision-label")
 #: Card width / height (57 x 89 mm).
 CARD_ASPECT = 57.0 / 89.0
+
+#: Corners of a partial card lie outside the photo, so numbers may be negative: "-12" is a
+#: number there, not an unknown option.
+NUMBERS: Final = {"ignore_unknown_options": True}
 
 app = typer.Typer(
     help="Label SET card corners in photos (seed, review, correct).",
@@ -471,7 +475,17 @@ def source_of(rel_path: str) -> str:
 class Store:
     """Annotation files of one folder, loaded lazily and written back per source."""
 
-    def __init__(self, folder: Path, data: Path | None = None) -> None:
+    def __init__(self, folder: Path, data: Path | None = None, *, existing: bool = False) -> None:
+        """``existing``: the annotations folder must exist already (a command that only
+        reads it: a mistyped folder would otherwise look like one with no annotations)."""
+        if folder.exists() and not folder.is_dir():
+            raise typer.BadParameter(
+                f"{folder} is a file, not a folder", param_hint="'--annotations'"
+            )
+        if existing and not folder.is_dir():
+            raise typer.BadParameter(f"no folder {folder}", param_hint="'--annotations'")
+        if data is not None and not data.is_dir():
+            raise typer.BadParameter(f"no folder {data}", param_hint="'--data'")
         self.folder = folder
         self._data = data
         self._sources: dict[str, dict[str, PhotoTruth]] = {}
@@ -480,15 +494,18 @@ class Store:
     def data(self) -> Path:
         if self._data is None:
             found = shared_datasets()
-            assert found is not None
+            if found is None:
+                raise typer.BadParameter(
+                    "the shared datasets are not found (../shared/datasets or $SETVISION_DATA)",
+                    param_hint="'--data'",
+                )
             self._data = found
         return self._data
 
     def source(self, name: str) -> dict[str, PhotoTruth]:
         if name not in self._sources:
             file = self.folder / f"{name}.json"
-            photos = load_annotation_file(file) if file.exists() else []
-            self._sources[name] = {p.path: p for p in photos}
+            self._sources[name] = {p.path: p for p in _read_annotations(file)}
         return self._sources[name]
 
     def forget(self, name: str) -> None:
@@ -509,8 +526,7 @@ class Store:
         tag = hashlib.sha1(str(self.folder.resolve()).encode()).hexdigest()[:12]
         with open(Path(tempfile.gettempdir()) / f"setvision-label-{tag}-{src}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # other label.py processes may write the file too
-            photos = load_annotation_file(file) if file.exists() else []
-            current = {p.path: p for p in photos}
+            current = {p.path: p for p in _read_annotations(file)}
             current[photo.path] = photo
             dump_annotation_file(file, current.values(), src)
         self._sources[src] = current
@@ -541,6 +557,21 @@ class Store:
         if len(exact) == 1:
             return exact[0]
         raise typer.BadParameter(f"{name!r} is ambiguous: {', '.join(hits[:5])}")
+
+
+def _read_annotations(file: Path) -> list[PhotoTruth]:
+    """The photos of one annotation file ([] if there is none); a damaged file is one error."""
+    if not file.exists():
+        return []
+    try:
+        return load_annotation_file(file)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        kind = type(error).__name__
+        raise typer.BadParameter(
+            f"{file} is not a valid annotation file ({kind}: {error}); fix or restore it "
+            "(datasets/detection/README.md gives the format)",
+            param_hint="'--annotations'",
+        ) from None
 
 
 def _loosely_contains(path: str, name: str) -> bool:
@@ -578,6 +609,8 @@ def _quad_from_numbers(values: list[float]) -> npt.NDArray[np.float64]:
     if len(values) != 8:
         raise typer.BadParameter(f"expected 8 numbers (x1 y1 ... x4 y4), got {len(values)}")
     quad = np.array(values, dtype=np.float64).reshape(4, 2)
+    if not np.isfinite(quad).all():
+        raise typer.BadParameter("the corners must be finite numbers")
     hull = cv2.convexHull(quad.astype(np.float32), returnPoints=False)
     if len(hull) != 4:
         raise typer.BadParameter("the four corners do not form a convex quadrilateral")
@@ -780,7 +813,14 @@ def seed(
     store = Store(annotations, data)
     rels = [store.resolve(p) for p in photos or []]
     for src in source or []:
-        rels += [r["path"] for r in _tables_rows(store.data) if r["source"] == src]
+        paths = [r["path"] for r in _tables_rows(store.data) if r["source"] == src]
+        if not paths:
+            known = sorted({r["source"] for r in _tables_rows(store.data)})
+            raise typer.BadParameter(
+                f"no table photos of {src!r} in tables.csv; sources: {', '.join(known)}",
+                param_hint="'--source'",
+            )
+        rels += paths
     if not rels:
         raise typer.BadParameter("name photos or --source")
     if method not in ("auto", "detector", "simple", "both"):
@@ -826,7 +866,7 @@ def seed(
 def review(
     photos: Annotated[list[str], typer.Argument(help="Photos (path or unique part).")],
     out: Annotated[Path, typer.Option(help="Folder for the sheets.")] = DEFAULT_OUT,
-    max_side: Annotated[int, typer.Option(help="Overview size in pixels.")] = 1200,
+    max_side: Annotated[int, typer.Option(help="Overview size in pixels.", min=200)] = 1200,
     corners: Annotated[bool, typer.Option(help="Also write the corner sheet.")] = True,
     detections: Annotated[bool, typer.Option(help="Overlay vision.detect output in grey.")] = False,
     combined: Annotated[
@@ -837,7 +877,7 @@ def review(
 ) -> None:
     """Render review sheets (overview with grid, magnified corners) to OUT."""
     store = Store(annotations, data)
-    out.mkdir(parents=True, exist_ok=True)
+    _sheet_folder(out)
     for name in photos:
         rel = store.resolve(name)
         photo = store.get(rel)
@@ -868,20 +908,26 @@ def review(
         typer.echo(msg)
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 def crop(
     photo: Annotated[str, typer.Argument(help="Photo (path or unique part).")],
     x0: float,
     y0: float,
     x1: float,
     y1: float,
-    size: Annotated[int, typer.Option(help="Output size (longer side) in pixels.")] = 900,
+    size: Annotated[
+        int, typer.Option(help="Output size (longer side) in pixels.", min=100, max=4000)
+    ] = 900,
     show_cards: Annotated[bool, typer.Option(help="Draw annotated cards.")] = True,
     out: Annotated[Path, typer.Option(help="Folder for the image.")] = DEFAULT_OUT,
     annotations: AnnotationsOpt = DEFAULT_ANNOTATIONS,
     data: DataOpt = None,
 ) -> None:
     """Magnify a region (photo pixels) with a fine coordinate grid, to read corner positions."""
+    if not np.isfinite([x0, y0, x1, y1]).all() or x1 <= x0 or y1 <= y0:
+        raise typer.BadParameter(
+            f"expected a region X0 Y0 X1 Y1 with X0 < X1 and Y0 < Y1, got {x0} {y0} {x1} {y1}"
+        )
     store = Store(annotations, data)
     rel = store.resolve(photo)
     image = load_image(store.data / rel)
@@ -891,11 +937,24 @@ def crop(
         for i, card in enumerate(entry.cards):
             pts = np.round(card.corners * 16).astype(np.int32)
             cv2.polylines(image, [pts], True, _PALETTE[i % len(_PALETTE)], 1, cv2.LINE_AA, shift=4)
-    out.mkdir(parents=True, exist_ok=True)
+    _sheet_folder(out)
     stem = rel.replace("/", "__").rsplit(".", 1)[0]
     path = out / f"{stem}.crop_{int(x0)}_{int(y0)}_{int(x1)}_{int(y1)}.png"
     cv2.imwrite(str(path), render_crop(image, (x0, y0, x1, y1), size))
     typer.echo(str(path))
+
+
+def _sheet_folder(out: Path) -> None:
+    """Make the folder for review images, or fail in one line (a file there, no permission)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        where = next((p for p in (out, *out.parents) if p.exists()), out)
+        raise typer.BadParameter(f"{where} is a file, not a folder", param_hint="'--out'") from None
+    except OSError as error:
+        raise typer.BadParameter(
+            f"cannot make {out} ({error.strerror or error})", param_hint="'--out'"
+        ) from None
 
 
 def _edit_cards(store: Store, photo: PhotoTruth, cards: list[CardTruth], what: str) -> None:
@@ -903,7 +962,7 @@ def _edit_cards(store: Store, photo: PhotoTruth, cards: list[CardTruth], what: s
     typer.echo(f"{photo.path}: {what}; {len(cards)} cards (review again, then mark-reviewed)")
 
 
-@app.command("set-card")
+@app.command("set-card", context_settings=NUMBERS)
 def set_card(
     photo: Annotated[str, typer.Argument(help="Photo (path or unique part).")],
     index: int,
@@ -930,7 +989,7 @@ def set_card(
     _edit_cards(store, entry, cards, f"card {index} set")
 
 
-@app.command("add-card")
+@app.command("add-card", context_settings=NUMBERS)
 def add_card(
     photo: Annotated[str, typer.Argument(help="Photo (path or unique part).")],
     coords: Annotated[list[float], typer.Argument(help="x1 y1 x2 y2 x3 y3 x4 y4, any order.")],
@@ -1014,7 +1073,7 @@ def snap_cmd(
     )  # fmt: skip
 
 
-@app.command("add-rects")
+@app.command("add-rects", context_settings=NUMBERS)
 def add_rects(
     photo: Annotated[str, typer.Argument(help="Photo (path or unique part).")],
     boxes: Annotated[list[float], typer.Argument(help="x0 y0 x1 y1 per card (rough boxes).")],
@@ -1145,6 +1204,8 @@ def mark_reviewed(
             changes["note"] = note
         store.put(_replace(entry, **changes))
         typer.echo(f"{rel}: reviewed={not unset}, {len(entry.cards)} cards")
+        if note is not None and entry.note and entry.note != note:  # said, so never lost
+            typer.echo(f"  note replaced; it was: {entry.note}")
 
 
 @app.command()
@@ -1154,7 +1215,7 @@ def status(
     data: DataOpt = None,
 ) -> None:
     """Photos and cards per source, reviewed or not."""
-    store = Store(annotations, data)
+    store = Store(annotations, data, existing=True)
     total = [0, 0, 0, 0]
     for src in store.all_sources():
         photos = list(store.source(src).values())
@@ -1179,4 +1240,8 @@ def status(
 if __name__ == "__main__":
     from vision.cli import run_app
 
-    sys.exit(run_app(app, "label.py"))
+    try:
+        sys.exit(run_app(app, "label.py"))
+    except OSError as error:  # the file system said no (a full disk, a permission): one line
+        print(f"label.py: error: {error}", file=sys.stderr)
+        sys.exit(1)

@@ -277,3 +277,51 @@ def test_errors_are_one_line_on_stderr(photo_dir: Path, tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("label.py: error: "), done.stderr
         assert message in lines[0]
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
+    from vision.cli import run_app
+
+    code = run_app(label.app, "label.py", args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("label.py: error: "), err
+    return err[0]
+
+
+def test_bad_arguments_are_one_line_errors_not_tracebacks(
+    photo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ann = tmp_path / "ann"
+    where = ["--annotations", str(ann), "--data", str(photo_dir)]
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *[str(v) for v in CARD.ravel()])
+    (tmp_path / "afile").write_text("x")
+    cases = [
+        (["crop", "two.png", "100", "100", "100", "100", *where], "X0 < X1"),  # was ZeroDivision
+        (["crop", "two.png", "0", "0", "50", "nan", *where], "X0 < X1"),
+        (["crop", "two.png", "0", "0", "50", "50", "--size", "0", *where], "--size"),
+        (["review", "two.png", "--out", str(tmp_path / "afile" / "x"), *where], "is a file"),
+        (["review", "two.png", "--max-side", "-5", *where], "--max-side"),
+        (["status", "--annotations", str(tmp_path / "typo")], "no folder"),  # not "0 photos"
+        (["seed", "--source", "nosuch", *where], "no table photos of 'nosuch'"),
+        (["seed", "two.png", "--annotations", str(ann), "--data", str(tmp_path / "no")], "--data"),
+        (["set-card", "two.png", "0", *["1"] * 7, "inf", *where], "finite"),
+    ]
+    for args, expected in cases:
+        assert expected in _one_line_error(capsys, args), args
+    (ann / "synth.json").write_text('{"photos": [')  # a damaged annotation file
+    message = _one_line_error(capsys, ["status", "--annotations", str(ann)])
+    assert "synth.json is not a valid annotation file" in message
+
+
+def test_negative_corners_are_numbers_and_a_replaced_note_is_shown(
+    photo_dir: Path, tmp_path: Path
+) -> None:
+    # A partial card's corners lie outside the photo: "-40" was taken for an unknown option.
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *[str(v) for v in CARD.ravel()])
+    cut = CARD - [250.0, 0.0]  # two corners left of the photo
+    invoke(photo_dir, tmp_path, "set-card", "two.png", "0", *[str(v) for v in cut.ravel()])
+    assert stored(tmp_path).cards[0].corners.min() < 0
+    invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "--note", "first")
+    result = invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "--note", "second")
+    assert "note replaced; it was: first" in result.output
+    assert stored(tmp_path).note == "second"
