@@ -16,6 +16,7 @@ from vision.cli import run
         (["photo"], "Missing argument"),
         (["photo", "x.jpg", "--jobs", "0"], "--jobs"),
         (["simulate", "--games", "0"], "--games"),
+        (["simulate", "--games", "99999999999"], "less than or equal to 2000000"),  # ran for ever
         (["nope"], "No such command 'nope'"),
         (["photo", "x.jpg", "--bogus"], "--bogus"),
     ],

@@ -722,3 +722,14 @@ def test_copies_in_other_formats_are_written_without_encoder_noise(
     assert result.exit_code == 0
     assert cv2.imread(str(tmp_path / f"copy{suffix}")) is not None
     assert "WARN" not in capfd.readouterr().err  # OpenCV's own warnings go to the real stderr
+
+
+def test_a_folder_of_annotated_copies_only_says_they_were_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    photo(folder / "t.sets.jpg")
+    result = run(str(folder))
+    assert result.exit_code == 2
+    assert "no photos in this folder (JPEG, PNG, ...); 1 annotated copy (*.sets.jpg)" in (
+        result.stderr
+    )

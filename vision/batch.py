@@ -53,14 +53,18 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = [
-                p
-                for p in list_images(path, recursive=recursive)
-                if not p.name.lower().endswith(OUTPUT_SUFFIX)
-            ]
+            images = list_images(path, recursive=recursive)
+            found = [p for p in images if not p.name.lower().endswith(OUTPUT_SUFFIX)]
             if not found:
                 where = "this folder or its subfolders" if recursive else "this folder"
                 hint = ""
+                if images:  # only annotated copies of an earlier run
+                    copies = (
+                        "1 annotated copy"
+                        if len(images) == 1
+                        else f"{len(images)} annotated copies"
+                    )
+                    hint = f"; {copies} (*{OUTPUT_SUFFIX}) skipped"
                 if not recursive and any(
                     p.is_dir() and not p.name.startswith(".") for p in path.iterdir()
                 ):

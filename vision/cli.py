@@ -135,7 +135,14 @@ def sets_command(
 @user_errors
 def simulate_command(
     games: Annotated[
-        int, typer.Option("--games", "-n", min=2, help="Number of random games to play.")
+        int,
+        typer.Option(
+            "--games",
+            "-n",
+            min=2,
+            max=2_000_000,
+            help="Number of random games to play (100,000 take about 20 s).",
+        ),  # fmt: skip
     ] = 100_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed, for a reproducible run.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
