@@ -233,11 +233,10 @@ def plan_jobs(
                 "the photo; use --out or --no-image"
             )
         elif refusal is None and target is not None and out is not None:
-            folder = _existing_folder(target.parent)
-            if folder is not None and _read_only(folder):
-                refusal = f"{folder} is a read-only folder: no annotated copy is written; " + (
-                    "choose another --out"
-                )
+            where = _existing_folder(target.parent)
+            if where is not None and _read_only(where):
+                refusal = f"{where} is a read-only folder: no annotated copy is written; "
+                refusal += "choose another --out"
         if refusal is not None:
             jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue

@@ -88,11 +88,11 @@ def photo_command(
     from vision.batch import list_photos, plan_jobs, process_photos
     from vision.io import frame_count, is_gif
 
-    out_path = None if out is None else Path(out)
-    out_folder = out is not None and out.endswith(("/", os.sep))  # "new.jpg/": a folder
     if out is not None and not out.strip():
         _error('--out "": an empty path (an unset variable?)')
         raise typer.Exit(EXIT_BAD_INPUT)
+    out_path = None if out is None else Path(out)
+    out_folder = out is not None and out.endswith(("/", os.sep))  # "new.jpg/": a folder
     if no_image and out is not None:
         typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
                    err=True)  # fmt: skip
