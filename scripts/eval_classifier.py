@@ -18,7 +18,9 @@ Two evaluations:
   fold of ``train_classifier.TABLE_FOLDS``, a model trained without those sources tested on
   their cards, cut from the annotated corners as at run time. Together with ``loso`` every
   annotated table source is read by a model that never saw it (``scripts/evaluate.py --cv``
-  runs the same models end to end, detector included).
+  runs the same models end to end, detector included);
+* ``reliability`` (with both): what a card's confidence means, over every left-out card with a
+  trusted label: per confidence bin, the share of cards read fully right.
 
 Usage::
 
@@ -53,11 +55,47 @@ RESULTS = REPO / "models" / "card_classifier_eval.json"
 
 def predict(model: CardClassifier, crops: np.ndarray, batch: int = 256) -> np.ndarray:
     """(N, 4) predicted value positions."""
-    out = [
-        model.predict(np.asarray(crops[i : i + batch])).positions()
-        for i in range(0, len(crops), batch)
-    ]
-    return np.concatenate(out) if out else np.zeros((0, 4), np.int64)
+    return predict_scored(model, crops, batch)[0]
+
+
+def predict_scored(
+    model: CardClassifier, crops: np.ndarray, batch: int = 256
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 4) predicted value positions and (N,) card confidence: the product of the four
+    heads' top probabilities (what ``setvision`` reports for a card without table context)."""
+    pos, conf = [], []
+    for i in range(0, len(crops), batch):
+        probs = model.predict(np.asarray(crops[i : i + batch]))
+        pos.append(probs.positions())
+        conf.append(probs.stacked().max(axis=2).prod(axis=1))
+    if not pos:
+        return np.zeros((0, 4), np.int64), np.zeros(0, np.float32)
+    return np.concatenate(pos), np.concatenate(conf)
+
+
+#: Confidence bins of :func:`reliability` (lower edges; the last bin ends at 1).
+RELIABILITY_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9)
+
+
+def reliability(scored: list[tuple[np.ndarray, np.ndarray]]) -> list[dict]:
+    """What a card's confidence means: for each bin of :data:`RELIABILITY_BINS`, how many
+    cards read by a model that never saw their source fall in it, how many of them are fully
+    right, and their mean confidence. ``scored``: (confidence (N,), card right (N,) bool)."""
+    conf = np.concatenate([c for c, _ in scored]).astype(np.float64) if scored else np.zeros(0)
+    right = np.concatenate([r for _, r in scored]) if scored else np.zeros(0, bool)
+    edges = (*RELIABILITY_BINS, np.inf)  # the last bin takes 1.0 too
+    rows = []
+    print("what the confidence means (cards of left-out sources, classifier alone):")
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        inside = (conf >= lo) & (conf < hi)
+        n = int(inside.sum())
+        row = {"from": lo, "to": min(float(hi), 1.0), "n": n}
+        if n:
+            row |= {"right": round(float(right[inside].mean()), 5),
+                    "mean_confidence": round(float(conf[inside].mean()), 4)}  # fmt: skip
+            print(f"  {lo:.1f}-{min(hi, 1.0):.1f}: {n:>6} cards, {100 * row['right']:.2f}% right")
+        rows.append(row)
+    return rows
 
 
 def report(name: str, pred: np.ndarray, truth: np.ndarray) -> dict:
@@ -183,7 +221,14 @@ def cv_models(steps: int, seed: int, threads: int = 2, train: bool = True) -> di
     return out
 
 
-def evaluate_loso(data: dict, tables: dict, steps: int, seed: int, threads: int) -> dict:
+def evaluate_loso(
+    data: dict,
+    tables: dict,
+    steps: int,
+    seed: int,
+    threads: int,
+    scored: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> dict:
     """Each crop source left out (its crops and its table photos): every crop of it, and the
     annotated cards of its table photos, read by the model trained without it."""
     out = {}
@@ -191,8 +236,11 @@ def evaluate_loso(data: dict, tables: dict, steps: int, seed: int, threads: int)
         path = cv_model(name, steps, seed, threads)
         model = CardClassifier(path)
         idx = np.flatnonzero(data["source"] == s)
-        pred = predict(model, data["crops"][idx])
+        pred, conf = predict_scored(model, data["crops"][idx])
         truth = data["labels"][idx]
+        if scored is not None:  # verified labels only: noisy ones measure the labels
+            clean = ~data["noisy"][idx]
+            scored.append((conf[clean], (pred == truth).all(axis=1)[clean]))
         meta = json.loads(path.with_suffix(".json").read_text())
         res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
         if data["noisy"][idx].any():
@@ -201,16 +249,21 @@ def evaluate_loso(data: dict, tables: dict, steps: int, seed: int, threads: int)
                 res[kind] = report(f"LOSO {name} ({kind})", pred[sub], truth[sub])
         rows = np.flatnonzero(tables["source"] == name)
         if len(rows):
-            res["tables"] = report(
-                f"LOSO {name} (table photos)",
-                predict(model, tables["crops"][rows]),
-                tables["labels"][rows],
-            )
+            pred, conf = predict_scored(model, tables["crops"][rows])
+            res["tables"] = report(f"LOSO {name} (table photos)", pred, tables["labels"][rows])
+            if scored is not None:
+                scored.append((conf, (pred == tables["labels"][rows]).all(axis=1)))
         out[name] = res
     return out
 
 
-def evaluate_folds(tables: dict, steps: int, seed: int, threads: int) -> dict:
+def evaluate_folds(
+    tables: dict,
+    steps: int,
+    seed: int,
+    threads: int,
+    scored: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> dict:
     """Cross-validation by table source: each fold's sources (crops and photos) left out of
     training, their annotated cards (cut from the annotated corners) read by that fold's model.
     ``pooled`` is every fold's left-out cards together: each read by a model that never saw
@@ -221,8 +274,10 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int) -> dict:
         path = cv_model(fold, steps, seed, threads)
         model = CardClassifier(path)
         rows = np.flatnonzero(np.isin(tables["source"], sources))
-        pred = predict(model, tables["crops"][rows])
+        pred, conf = predict_scored(model, tables["crops"][rows])
         truth = tables["labels"][rows]
+        if scored is not None:
+            scored.append((conf, (pred == truth).all(axis=1)))
         preds.append(pred)
         truths.append(truth)
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -259,14 +314,19 @@ def main(argv: list[str] | None = None) -> None:
         results["holdout_geometry"] = evaluate_geometry(model, data)
         results["holdout_model_sha256"] = model.info.meta["sha256"]
     tables = tc.load_tables()
+    scored: list[tuple[np.ndarray, np.ndarray]] = []
     if args.only in (None, "loso"):
-        results["loso"] = evaluate_loso(data, tables, args.loso_steps, args.seed, args.threads)
+        results["loso"] = evaluate_loso(
+            data, tables, args.loso_steps, args.seed, args.threads, scored
+        )
         results["loso_steps"] = args.loso_steps
         results["cv_recipe"] = tc.RECIPE
     if args.only in (None, "folds"):
-        results["folds"] = evaluate_folds(tables, args.loso_steps, args.seed, args.threads)
+        results["folds"] = evaluate_folds(tables, args.loso_steps, args.seed, args.threads, scored)
         results["loso_steps"] = args.loso_steps
         results["cv_recipe"] = tc.RECIPE
+    if args.only is None:  # every left-out card: what the confidence means
+        results["reliability"] = reliability(scored)
     if not args.no_write:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         print(f"wrote {RESULTS}")
