@@ -61,31 +61,71 @@ def predict(model: CardClassifier, crops: np.ndarray, batch: int = 256) -> np.nd
 def predict_scored(
     model: CardClassifier, crops: np.ndarray, batch: int = 256
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 4) predicted value positions and (N,) card confidence: the product of the four
-    heads' top probabilities (what ``setvision`` reports for a card without table context)."""
-    pos, conf = [], []
+    """(N, 4) predicted value positions and (N, 4, 3) float32 probabilities (head, value)."""
+    pos, probs = [], []
     for i in range(0, len(crops), batch):
-        probs = model.predict(np.asarray(crops[i : i + batch]))
-        pos.append(probs.positions())
-        conf.append(probs.stacked().max(axis=2).prod(axis=1))
+        p = model.predict(np.asarray(crops[i : i + batch]))
+        pos.append(p.positions())
+        probs.append(p.stacked())
     if not pos:
-        return np.zeros((0, 4), np.int64), np.zeros(0, np.float32)
-    return np.concatenate(pos), np.concatenate(conf)
+        return np.zeros((0, 4), np.int64), np.zeros((0, 4, 3), np.float32)
+    return np.concatenate(pos), np.concatenate(probs)
 
 
 #: Confidence bins of :func:`reliability` (lower edges; the last bin ends at 1).
-RELIABILITY_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9)
+RELIABILITY_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
+#: Temperatures tried per head by :func:`fit_temperatures`.
+TEMPERATURES = np.round(np.arange(0.10, 2.001, 0.01), 2)
 
 
-def reliability(scored: list[tuple[np.ndarray, np.ndarray]]) -> list[dict]:
+def _tempered(probs: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
+    """(N, 4, 3) probabilities re-softmaxed at one temperature per head (``softmax(log p / T)``:
+    the same as dividing the logits by T)."""
+    z = np.log(np.clip(probs.astype(np.float64), 1e-12, 1.0)) / temperatures[None, :, None]
+    z -= z.max(axis=2, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=2, keepdims=True)
+
+
+def fit_temperatures(scored: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """(4,) temperature per head (count, colour, shape, fill) minimising the negative log
+    likelihood of the true values over ``scored`` (probabilities (N, 4, 3), labels (N, 4)):
+    temperature scaling (Guo et al., "On Calibration of Modern Neural Networks", ICML 2017),
+    on :data:`TEMPERATURES`."""
+    probs = np.concatenate([p for p, _ in scored])
+    labels = np.concatenate([t for _, t in scored])
+    best = np.ones(4)
+    for h in range(4):
+        logs = np.log(np.clip(probs[:, h].astype(np.float64), 1e-12, 1.0))
+        nll = []
+        for t in TEMPERATURES:
+            z = logs / t
+            z -= z.max(axis=1, keepdims=True)
+            log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+            nll.append(-log_q[np.arange(len(labels)), labels[:, h]].mean())
+        best[h] = TEMPERATURES[int(np.argmin(nll))]
+    return best
+
+
+def reliability(
+    scored: list[tuple[np.ndarray, np.ndarray]], temperatures: np.ndarray | None = None
+) -> list[dict]:
     """What a card's confidence means: for each bin of :data:`RELIABILITY_BINS`, how many
     cards read by a model that never saw their source fall in it, how many of them are fully
-    right, and their mean confidence. ``scored``: (confidence (N,), card right (N,) bool)."""
-    conf = np.concatenate([c for c, _ in scored]).astype(np.float64) if scored else np.zeros(0)
-    right = np.concatenate([r for _, r in scored]) if scored else np.zeros(0, bool)
+    right, and their mean confidence. ``scored``: (probabilities (N, 4, 3), labels (N, 4));
+    the confidence is the product of the heads' top probabilities, at ``temperatures``."""
+    if not scored:
+        return []
+    probs = np.concatenate([p for p, _ in scored])
+    labels = np.concatenate([t for _, t in scored])
+    if temperatures is not None:
+        probs = _tempered(probs, temperatures)
+    conf = probs.max(axis=2).prod(axis=1).astype(np.float64)
+    right = (probs.argmax(axis=2) == labels).all(axis=1)
     edges = (*RELIABILITY_BINS, np.inf)  # the last bin takes 1.0 too
     rows = []
-    print("what the confidence means (cards of left-out sources, classifier alone):")
+    how = "raw" if temperatures is None else "calibrated"
+    print(f"what the {how} confidence means (cards of left-out sources, classifier alone):")
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         inside = (conf >= lo) & (conf < hi)
         n = int(inside.sum())
@@ -93,7 +133,7 @@ def reliability(scored: list[tuple[np.ndarray, np.ndarray]]) -> list[dict]:
         if n:
             row |= {"right": round(float(right[inside].mean()), 5),
                     "mean_confidence": round(float(conf[inside].mean()), 4)}  # fmt: skip
-            print(f"  {lo:.1f}-{min(hi, 1.0):.1f}: {n:>6} cards, {100 * row['right']:.2f}% right")
+            print(f"  {lo:.2f}-{min(hi, 1.0):.2f}: {n:>6} cards, {100 * row['right']:.2f}% right")
         rows.append(row)
     return rows
 
@@ -236,11 +276,11 @@ def evaluate_loso(
         path = cv_model(name, steps, seed, threads)
         model = CardClassifier(path)
         idx = np.flatnonzero(data["source"] == s)
-        pred, conf = predict_scored(model, data["crops"][idx])
+        pred, probs = predict_scored(model, data["crops"][idx])
         truth = data["labels"][idx]
         if scored is not None:  # verified labels only: noisy ones measure the labels
             clean = ~data["noisy"][idx]
-            scored.append((conf[clean], (pred == truth).all(axis=1)[clean]))
+            scored.append((probs[clean], truth[clean]))
         meta = json.loads(path.with_suffix(".json").read_text())
         res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
         if data["noisy"][idx].any():
@@ -249,10 +289,10 @@ def evaluate_loso(
                 res[kind] = report(f"LOSO {name} ({kind})", pred[sub], truth[sub])
         rows = np.flatnonzero(tables["source"] == name)
         if len(rows):
-            pred, conf = predict_scored(model, tables["crops"][rows])
+            pred, probs = predict_scored(model, tables["crops"][rows])
             res["tables"] = report(f"LOSO {name} (table photos)", pred, tables["labels"][rows])
             if scored is not None:
-                scored.append((conf, (pred == tables["labels"][rows]).all(axis=1)))
+                scored.append((probs, tables["labels"][rows]))
         out[name] = res
     return out
 
@@ -274,10 +314,10 @@ def evaluate_folds(
         path = cv_model(fold, steps, seed, threads)
         model = CardClassifier(path)
         rows = np.flatnonzero(np.isin(tables["source"], sources))
-        pred, conf = predict_scored(model, tables["crops"][rows])
+        pred, probs = predict_scored(model, tables["crops"][rows])
         truth = tables["labels"][rows]
         if scored is not None:
-            scored.append((conf, (pred == truth).all(axis=1)))
+            scored.append((probs, truth))
         preds.append(pred)
         truths.append(truth)
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -291,6 +331,21 @@ def evaluate_folds(
         out[fold] = res
     out["pooled"] = report("folds pooled", np.concatenate(preds), np.concatenate(truths))
     return out
+
+
+def write_calibration(temperatures: np.ndarray, cards: int) -> None:
+    """Store the fitted temperatures in the shipped model's JSON (``calibration``), which
+    :class:`vision.classify.CardClassifier` applies to the confidence it reports."""
+    path = tc.REPO / "models" / "card_classifier.json"
+    meta = json.loads(path.read_text())
+    meta["calibration"] = {
+        "temperatures": [float(t) for t in temperatures],
+        "heads": list(HEADS),
+        "fitted_on": f"{cards} cards of sources left out of the cross-validation models "
+        f"(recipe {tc.RECIPE}, {meta['training']['steps']} steps): scripts/eval_classifier.py",
+    }
+    path.write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"wrote the calibration into {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -325,8 +380,17 @@ def main(argv: list[str] | None = None) -> None:
         results["folds"] = evaluate_folds(tables, args.loso_steps, args.seed, args.threads, scored)
         results["loso_steps"] = args.loso_steps
         results["cv_recipe"] = tc.RECIPE
-    if args.only is None:  # every left-out card: what the confidence means
+    if args.only is None:  # every left-out card: what the confidence means, and calibration
+        temperatures = fit_temperatures(scored)
+        print("temperatures (count, colour, shape, fill):", temperatures.tolist())
         results["reliability"] = reliability(scored)
+        results["calibration"] = {
+            "temperatures": temperatures.tolist(),
+            "cards": int(sum(len(t) for _, t in scored)),
+            "reliability": reliability(scored, temperatures),
+        }
+        if not args.no_write:  # the runtime reads them from the shipped model's JSON
+            write_calibration(temperatures, results["calibration"]["cards"])
     if not args.no_write:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         print(f"wrote {RESULTS}")

@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
         steps = args.cv_steps or STEPS
         models = {s: CardClassifier(p) for s, p in cv_models(steps, 0, train=False).items()}
+        for model in models.values():  # fitted on these models' readings, stored with the shipped
+            model.temperatures = shipped.temperatures
     for name in args.only or sorted(ALTERATIONS):
         right: list[float] = []
         wrong: list[tuple[float, str]] = []
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         r = np.array(right)
         w = np.array([c for c, _ in wrong])
         print(f"{name}: {len(r) + len(w)} cards found, {len(w)} read wrong")
-        for threshold in (0.6, 0.7, 0.8):
+        for threshold in (0.6, 0.7, 0.8, 0.9, 0.95):
             print(
                 f"  uncertain below {threshold}: {int((r < threshold).sum())} right readings "
                 f"flagged ({100 * float((r < threshold).mean()) if len(r) else 0:.1f}%), "

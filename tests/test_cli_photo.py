@@ -733,3 +733,14 @@ def test_a_folder_of_annotated_copies_only_says_they_were_skipped(tmp_path: Path
     assert "no photos in this folder (JPEG, PNG, ...); 1 annotated copy (*.sets.jpg)" in (
         result.stderr
     )
+
+
+def test_the_uncertain_flag_default_is_the_decoders() -> None:
+    # It was a literal 0.6 here while the decoder's default moved to the calibrated 0.9.
+    import inspect
+
+    from vision.cli_photo import photo_command
+    from vision.decode import UNCERTAIN_BELOW
+
+    default = inspect.signature(photo_command).parameters["uncertain_below"].default
+    assert default == UNCERTAIN_BELOW == 0.9

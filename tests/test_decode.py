@@ -97,3 +97,40 @@ def test_assignment_is_the_best_distinct_reading(n: int, seed: int) -> None:
         if len(set(combo)) == n
     )
     assert scores[np.arange(n), chosen].sum() == pytest.approx(best, abs=1e-6)
+
+
+def test_temperatures_change_the_confidence_not_the_reading() -> None:
+    from vision.decode import decode_table
+
+    rng = np.random.default_rng(3)
+    probs = tuple(rng.dirichlet(np.ones(3) * 0.5, size=6).astype(np.float32) for _ in range(4))
+    raw = decode_table(probs)
+    temps = (0.5, 0.33, 0.51, 0.42)
+    cal = decode_table(probs, temperatures=temps)
+    assert cal.cards == raw.cards
+    # By hand: each head re-softmaxed at its temperature, at the chosen value.
+    expected = np.ones(6)
+    for h, (p, t) in enumerate(zip(probs, temps, strict=True)):
+        q = np.exp(np.log(p.astype(np.float64)) / t)
+        q /= q.sum(axis=1, keepdims=True)
+        expected *= q[np.arange(6), [c.positions[h] for c in raw.cards]]
+    np.testing.assert_allclose(cal.confidences, expected, rtol=1e-5)
+    assert (cal.confidences >= raw.confidences - 1e-6).all()  # T < 1 sharpens the top values
+    assert decode_table(probs, temperatures=(1, 1, 1, 1)).confidences == pytest.approx(
+        raw.confidences, rel=1e-5
+    )
+    with pytest.raises(ValueError, match="temperatures"):
+        decode_table(probs, temperatures=(0.5, 0.5, 0.5))
+
+
+@pytest.mark.parametrize(
+    ("confidence", "shown"),
+    [(0.0, "0%"), (0.424, "42%"), (0.9849, "98%"), (0.99, "99.0%"), (0.9976, "99.8%"),
+     (0.99996, "99.9%"), (1.0, "99.9%")],
+)  # fmt: skip
+def test_a_confidence_is_shown_in_whole_percent_then_one_decimal_never_100(
+    confidence: float, shown: str
+) -> None:
+    from vision.decode import format_confidence
+
+    assert format_confidence(confidence) == shown

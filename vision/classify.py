@@ -291,6 +291,19 @@ class CardClassifier:
         self._mean = tuple(float(x) for x in meta["mean"])
         self._std = tuple(float(x) for x in meta["std"])
         self._rgb = meta["channel_order"] == "RGB"
+        calibration = meta.get("calibration")
+        #: (4,) temperature per head (count, colour, shape, fill) for the reported confidence
+        #: (:func:`vision.decode.decode_table`), fitted by ``scripts/eval_classifier.py`` on
+        #: cross-validation readings; None for a model without them (raw confidence).
+        self.temperatures: tuple[float, ...] | None = None
+        if calibration is not None:
+            temps = tuple(float(t) for t in calibration.get("temperatures", ()))
+            if len(temps) != 4 or not all(0.0 < t < 100.0 for t in temps):
+                raise SetVisionError(
+                    f"{self.info.json_path}: calibration temperatures {temps} are not four "
+                    "positive numbers"
+                )
+            self.temperatures = temps
         chroma = meta.get("ink_chroma")
         self._ink_chroma = (
             None if chroma is None else (float(chroma["target"]), float(chroma["max_gain"]))

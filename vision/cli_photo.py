@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from vision.cli import EXIT_BAD_INPUT, user_errors
+from vision.decode import UNCERTAIN_BELOW, format_confidence
 from vision.errors import SetVisionError
 from vision.io import MAX_PIXELS
 from vision.rules import no_set_verdict
@@ -68,9 +69,13 @@ def photo_command(
     uncertain_below: Annotated[
         float,
         typer.Option(
-            "--uncertain-below", min=0.0, max=1.0, help="Flag cards read with less confidence."
+            "--uncertain-below",
+            min=0.0,
+            max=1.0,
+            help="Flag cards whose reading is less likely right than this (a calibrated "
+            "probability).",
         ),
-    ] = 0.6,
+    ] = UNCERTAIN_BELOW,
     max_pixels: Annotated[
         int,
         typer.Option(
@@ -230,7 +235,7 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     rows = []
     for card in cards:
         notes = []
-        conf = f"{100 * card['confidence']:.0f}%"
+        conf = format_confidence(card["confidence"])
         if card.get("uncertain"):
             notes.append("[yellow]uncertain[/yellow]")
             conf = f"[yellow]{conf}[/yellow]"
@@ -262,7 +267,7 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         )
     uncertain = [c for c in cards if c.get("uncertain")]
     if uncertain:
-        ids = ", ".join(f"#{c['id']} ({100 * c['confidence']:.0f}%)" for c in uncertain)
+        ids = ", ".join(f"#{c['id']} ({format_confidence(c['confidence'])})" for c in uncertain)
         console.print(f"[yellow]uncertain readings: {ids}; check these cards[/yellow]")
     dupes = [c for c in cards if c.get("duplicate")]
     if dupes:

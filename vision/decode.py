@@ -18,12 +18,19 @@ import numpy.typing as npt
 
 from vision.cards import ATTRIBUTES, Card
 
-__all__ = ["ATTRIBUTE_NAMES", "Decoded", "UNCERTAIN_BELOW", "decode_table", "identity_log_probs"]
+__all__ = [
+    "ATTRIBUTE_NAMES",
+    "Decoded",
+    "UNCERTAIN_BELOW",
+    "decode_table",
+    "format_confidence",
+    "identity_log_probs",
+]
 
 #: Attribute names in the order of the probability arrays (count, colour, shape, fill).
 ATTRIBUTE_NAMES: Final = tuple(name for name, _ in ATTRIBUTES)
 #: Default confidence under which a card is reported as uncertain.
-UNCERTAIN_BELOW: Final = 0.6
+UNCERTAIN_BELOW: Final = 0.9
 _EPS: Final = 1e-6
 
 
@@ -88,11 +95,40 @@ def identity_log_probs(probs: tuple[npt.NDArray[np.float32], ...]) -> npt.NDArra
     return total.reshape(len(c), 81)
 
 
+def format_confidence(confidence: float) -> str:
+    """A confidence (0..1) as a person reads it: whole percent, or one decimal from 99%
+    ("99.7%"), never "100%": a calibrated 0.998 is one misread in 500, not certainty."""
+    percent = 100.0 * float(confidence)
+    if percent < 99.0:
+        return f"{percent:.0f}%"
+    return f"{min(percent, 99.9):.1f}%"
+
+
+def _calibrated(
+    probs: tuple[npt.NDArray[np.float32], ...],
+    chosen: npt.NDArray[np.int64],
+    temperatures: tuple[float, ...],
+) -> npt.NDArray[np.float32]:
+    """(N,) product over the heads of ``softmax(log p / T)`` at each card's chosen value."""
+    if len(temperatures) != 4 or min(temperatures) <= 0:
+        raise ValueError(f"temperatures: expected four positive numbers, got {temperatures}")
+    values = np.stack([chosen // 27, chosen // 9 % 3, chosen // 3 % 3, chosen % 3], axis=1)
+    conf = np.ones(len(chosen))
+    for h, (p, t) in enumerate(zip(probs, temperatures, strict=True)):
+        z = np.log(np.clip(np.asarray(p, np.float64), _EPS, 1.0)) / t
+        z -= z.max(axis=1, keepdims=True)
+        q = np.exp(z)
+        q /= q.sum(axis=1, keepdims=True)
+        conf *= q[np.arange(len(chosen)), values[:, h]]
+    return conf.astype(np.float32)
+
+
 def decode_table(
     probs: tuple[npt.NDArray[np.float32], ...],
     *,
     mixed_decks: bool = False,
     uncertain_below: float = UNCERTAIN_BELOW,
+    temperatures: tuple[float, ...] | None = None,
 ) -> Decoded:
     """Choose each card's identity for the whole table at once.
 
@@ -101,6 +137,11 @@ def decode_table(
         mixed_decks: two or more decks are mixed, so a card may legitimately appear twice: read
             each card on its own and only flag repeats.
         uncertain_below: confidence under which a card is flagged uncertain (0..1).
+        temperatures: (4,) temperature per head for the confidence: each head's probabilities
+            re-softmaxed as ``softmax(log p / T)`` before the product (temperature scaling, Guo
+            et al. 2017; fitted by ``scripts/eval_classifier.py``, read from the model JSON by
+            :class:`vision.classify.CardClassifier`). None: the raw product. The choice of
+            identities does not depend on them.
 
     Returns:
         The decoded table. With one deck and more than 81 cards (impossible for one deck) the
@@ -118,7 +159,10 @@ def decode_table(
 
         rows, cols = linear_sum_assignment(-scores[: min(n, 81)])
         chosen[rows] = cols
-    conf = np.exp(scores[np.arange(n), chosen]).astype(np.float32)
+    if temperatures is None:
+        conf = np.exp(scores[np.arange(n), chosen]).astype(np.float32)
+    else:
+        conf = _calibrated(probs, chosen, temperatures)
     return Decoded(
         cards=tuple(Card.from_index(int(i)) for i in chosen),
         confidences=conf,

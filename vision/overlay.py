@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.decode import format_confidence
 from vision.rules import SMALLEST_TABLE
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def draw_table(
         lines = [f"#{i + 1}  {card.count.value} {card.colour.value}", f"{card.fill.value} {noun}"]
         colour = (0, 0, 0)
         if table.uncertain[i]:
-            lines.append(f"? {100 * float(table.confidences[i]):.0f}%")
+            lines.append(f"? {format_confidence(float(table.confidences[i]))}")
             colour = (0, 90, 200)
             cv2.polylines(out, [np.round(quad).astype(np.int32)], True, _UNCERTAIN, line + 1)
         if table.duplicates[i]:

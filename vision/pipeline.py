@@ -313,6 +313,7 @@ def recognise(
         tuple(fused[:, a] for a in range(4)),
         mixed_decks=mixed_decks,
         uncertain_below=uncertain_below,
+        temperatures=getattr(classifier, "temperatures", None),
     )
     timings["colour"] = _ms(t)
 
