@@ -72,6 +72,10 @@ def predict_scored(
     return np.concatenate(pos), np.concatenate(probs)
 
 
+#: Readings collected for :func:`reliability` and :func:`fit_temperatures`: (probabilities
+#: (N, 4, 3), labels (N, 4)) per set of cards.
+Scored = list[tuple[np.ndarray, np.ndarray]]
+
 #: Confidence bins of :func:`reliability` (lower edges; the last bin ends at 1).
 RELIABILITY_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: Temperatures tried per head by :func:`fit_temperatures`.
@@ -262,12 +266,7 @@ def cv_models(steps: int, seed: int, threads: int = 2, train: bool = True) -> di
 
 
 def evaluate_loso(
-    data: dict,
-    tables: dict,
-    steps: int,
-    seed: int,
-    threads: int,
-    scored: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    data: dict, tables: dict, steps: int, seed: int, threads: int, scored: Scored
 ) -> dict:
     """Each crop source left out (its crops and its table photos): every crop of it, and the
     annotated cards of its table photos, read by the model trained without it."""
@@ -278,9 +277,8 @@ def evaluate_loso(
         idx = np.flatnonzero(data["source"] == s)
         pred, probs = predict_scored(model, data["crops"][idx])
         truth = data["labels"][idx]
-        if scored is not None:  # verified labels only: noisy ones measure the labels
-            clean = ~data["noisy"][idx]
-            scored.append((probs[clean], truth[clean]))
+        clean = ~data["noisy"][idx]  # verified labels only: noisy ones measure the labels
+        scored.append((probs[clean], truth[clean]))
         meta = json.loads(path.with_suffix(".json").read_text())
         res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
         if data["noisy"][idx].any():
@@ -291,19 +289,12 @@ def evaluate_loso(
         if len(rows):
             pred, probs = predict_scored(model, tables["crops"][rows])
             res["tables"] = report(f"LOSO {name} (table photos)", pred, tables["labels"][rows])
-            if scored is not None:
-                scored.append((probs, tables["labels"][rows]))
+            scored.append((probs, tables["labels"][rows]))
         out[name] = res
     return out
 
 
-def evaluate_folds(
-    tables: dict,
-    steps: int,
-    seed: int,
-    threads: int,
-    scored: list[tuple[np.ndarray, np.ndarray]] | None = None,
-) -> dict:
+def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Scored) -> dict:
     """Cross-validation by table source: each fold's sources (crops and photos) left out of
     training, their annotated cards (cut from the annotated corners) read by that fold's model.
     ``pooled`` is every fold's left-out cards together: each read by a model that never saw
@@ -316,8 +307,7 @@ def evaluate_folds(
         rows = np.flatnonzero(np.isin(tables["source"], sources))
         pred, probs = predict_scored(model, tables["crops"][rows])
         truth = tables["labels"][rows]
-        if scored is not None:
-            scored.append((probs, truth))
+        scored.append((probs, truth))
         preds.append(pred)
         truths.append(truth)
         meta = json.loads(path.with_suffix(".json").read_text())
