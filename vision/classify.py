@@ -97,7 +97,8 @@ class CardProbabilities:
         return self.stacked().argmax(axis=2)
 
     def confidence(self) -> npt.NDArray[np.float32]:
-        """(N,) float32: product of the four maximum probabilities (the card's confidence)."""
+        """(N,) float32: product of the four maximum probabilities: the card's raw confidence
+        (``setvision`` reports it calibrated, :func:`vision.decode.decode_table`)."""
         return self.stacked().max(axis=2).prod(axis=1).astype(np.float32)
 
 

@@ -41,7 +41,8 @@ class Decoded:
     Attributes:
         cards: N cards, in detection order.
         confidences: (N,) float32 in 0..1: the probability of the chosen identity, i.e. the
-            product of its four attribute probabilities.
+            product of its four attribute probabilities, each head re-softmaxed at its
+            temperature when ``decode_table`` is given temperatures (calibrated; see there).
         uncertain: (N,) bool, confidence below the threshold.
         duplicates: (N,) bool, the card's own best reading was also another card's best reading
             (resolved by the assignment unless decks are mixed).

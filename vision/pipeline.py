@@ -63,7 +63,8 @@ class Table:
         scores: (N,) float32 detector scores.
         partial: (N,) bool, the card is cut by the frame edge (its corners extrapolated).
         confidences: (N,) float32 0..1, probability of each card's reading (product of its four
-            attribute probabilities after table-level colour and deck decoding).
+            attribute probabilities after table-level colour and deck decoding, calibrated by
+            the classifier's temperatures when it has them: ``vision.decode.decode_table``).
         probabilities: (N, 4, 3) float32 per-attribute probabilities (count, colour, shape,
             fill; values in enum order) after table-level colour fusion.
         model_probabilities: (N, 4, 3) float32, the classifier's own probabilities.
