@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import train_classifier as tc  # noqa: E402
 
 from vision.classify import HEADS, CardClassifier  # noqa: E402
+from vision.decode import tempered_log_probs  # noqa: E402
 
 RESULTS = REPO / "models" / "card_classifier_eval.json"
 
@@ -83,12 +84,10 @@ TEMPERATURES = np.round(np.arange(0.10, 2.001, 0.01), 2)
 
 
 def _tempered(probs: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
-    """(N, 4, 3) probabilities re-softmaxed at one temperature per head (``softmax(log p / T)``:
-    the same as dividing the logits by T)."""
-    z = np.log(np.clip(probs.astype(np.float64), 1e-12, 1.0)) / temperatures[None, :, None]
-    z -= z.max(axis=2, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=2, keepdims=True)
+    """(N, 4, 3) probabilities re-softmaxed at one temperature per head, as the runtime does
+    (:func:`vision.decode.tempered_log_probs`)."""
+    heads = [np.exp(tempered_log_probs(probs[:, h], t)) for h, t in enumerate(temperatures)]
+    return np.stack(heads, axis=1)
 
 
 def fit_temperatures(scored: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -99,14 +98,9 @@ def fit_temperatures(scored: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     probs = np.concatenate([p for p, _ in scored])
     labels = np.concatenate([t for _, t in scored])
     best = np.ones(4)
+    rows = np.arange(len(labels))
     for h in range(4):
-        logs = np.log(np.clip(probs[:, h].astype(np.float64), 1e-12, 1.0))
-        nll = []
-        for t in TEMPERATURES:
-            z = logs / t
-            z -= z.max(axis=1, keepdims=True)
-            log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-            nll.append(-log_q[np.arange(len(labels)), labels[:, h]].mean())
+        nll = [-tempered_log_probs(probs[:, h], t)[rows, labels[:, h]].mean() for t in TEMPERATURES]
         best[h] = TEMPERATURES[int(np.argmin(nll))]
     return best
 

@@ -25,6 +25,7 @@ __all__ = [
     "decode_table",
     "format_confidence",
     "identity_log_probs",
+    "tempered_log_probs",
 ]
 
 #: Attribute names in the order of the probability arrays (count, colour, shape, fill).
@@ -105,6 +106,15 @@ def format_confidence(confidence: float) -> str:
     return f"{min(percent, 99.9):.1f}%"
 
 
+def tempered_log_probs(probs: npt.ArrayLike, temperature: float) -> npt.NDArray[np.float64]:
+    """(..., 3) log of ``softmax(log p / T)`` over the last axis: one head's probabilities at
+    temperature ``T`` (the same as dividing its logits by T; temperature scaling, Guo et al.,
+    "On Calibration of Modern Neural Networks", ICML 2017). Computed in log space."""
+    z = np.log(np.clip(np.asarray(probs, np.float64), _EPS, 1.0)) / temperature
+    z -= z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
 def _calibrated(
     probs: tuple[npt.NDArray[np.float32], ...],
     chosen: npt.NDArray[np.int64],
@@ -114,14 +124,10 @@ def _calibrated(
     if len(temperatures) != 4 or min(temperatures) <= 0:
         raise ValueError(f"temperatures: expected four positive numbers, got {temperatures}")
     values = np.stack([chosen // 27, chosen // 9 % 3, chosen // 3 % 3, chosen % 3], axis=1)
-    conf = np.ones(len(chosen))
+    log_conf = np.zeros(len(chosen))
     for h, (p, t) in enumerate(zip(probs, temperatures, strict=True)):
-        z = np.log(np.clip(np.asarray(p, np.float64), _EPS, 1.0)) / t
-        z -= z.max(axis=1, keepdims=True)
-        q = np.exp(z)
-        q /= q.sum(axis=1, keepdims=True)
-        conf *= q[np.arange(len(chosen)), values[:, h]]
-    return conf.astype(np.float32)
+        log_conf += tempered_log_probs(p, t)[np.arange(len(chosen)), values[:, h]]
+    return np.exp(log_conf).astype(np.float32)
 
 
 def decode_table(
