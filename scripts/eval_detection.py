@@ -12,6 +12,7 @@ once; a second detection on one is (the card reported twice).
     python scripts/eval_detection.py                       # table per source
     python scripts/eval_detection.py --source pclewis --save-failures /tmp/fails
     python scripts/eval_detection.py --json > detection.json
+    python scripts/eval_detection.py --alter blur          # defocused copies (eval_robustness.py)
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import typer
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+if str(REPO / "scripts") not in sys.path:  # eval_robustness (--alter)
+    sys.path.insert(0, str(REPO / "scripts"))
 
 from vision.data import shared_datasets  # noqa: E402
 from vision.errors import SetVisionError  # noqa: E402
@@ -69,12 +72,17 @@ def detect(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
 
 
 def evaluate(
-    photos: list[PhotoTruth], data: Path, threshold: float = IOU_THRESHOLD
+    photos: list[PhotoTruth], data: Path, threshold: float = IOU_THRESHOLD, alter: str | None = None
 ) -> tuple[list[DetectionScore], dict[str, npt.NDArray[np.float32]], list[float]]:
     """Run the detector on every photo and score it.
 
+    Args:
+        alter: name of an alteration of ``scripts/eval_robustness.py`` (``blur``, ``small``,
+            ...) applied to each photo first; the detections are scaled back to the original.
+
     Returns:
-        The scores, the detections per photo path, and the detection time per photo (ms).
+        The scores, the detections per photo path (original coordinates), and the detection
+        time per photo (ms).
     """
     scores, found, times = [], {}, []
     for photo in photos:
@@ -84,8 +92,14 @@ def evaluate(
                 f"{photo.path}: annotated as {photo.width}x{photo.height}, "
                 f"loaded as {image.shape[1]}x{image.shape[0]}"
             )
+        scale = 1.0
+        if alter is not None:
+            from eval_robustness import ALTERATIONS
+
+            encoded, scale = ALTERATIONS[alter](image)
+            image = cv2.imdecode(np.frombuffer(encoded, np.uint8), cv2.IMREAD_COLOR)
         start = time.perf_counter()
-        quads = detect(image)
+        quads = detect(image) / np.float32(scale)
         times.append((time.perf_counter() - start) * 1000)
         found[photo.path] = quads
         scores.append(score_photo(photo, quads, threshold))
@@ -184,8 +198,23 @@ def main(
     threshold: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="IoU needed for a match.")
     ] = IOU_THRESHOLD,
+    alter: Annotated[
+        str | None,
+        typer.Option(
+            help="Alter each photo first, as scripts/eval_robustness.py: "
+            "blur, small, noise, jpeg95, dark60, warm or none."
+        ),
+    ] = None,
 ) -> None:
     """Precision, recall and corner error of vision.detect.find_cards on the annotated photos."""
+    if alter is not None:
+        from eval_robustness import ALTERATIONS
+
+        if alter not in ALTERATIONS:
+            raise typer.BadParameter(
+                f"unknown alteration {alter!r}; one of {', '.join(sorted(ALTERATIONS))}",
+                param_hint="'--alter'",
+            )
     if not annotations.is_dir():
         raise typer.BadParameter(f"{annotations} is not a folder", param_hint="'--annotations'")
     if save_failures is not None and save_failures.exists() and not save_failures.is_dir():
@@ -209,7 +238,7 @@ def main(
         typer.echo(f"eval_detection.py: error: {error}", err=True)
         raise typer.Exit(2) from None
     assert data is not None
-    scores, found, times = evaluate(photos, data, threshold)
+    scores, found, times = evaluate(photos, data, threshold, alter)
     result = report(scores, times)
     if as_json:
         typer.echo(json.dumps(result, indent=1))
