@@ -513,6 +513,55 @@ def test_brighten_only_dim_scenes():
     assert gain == MAX_GAIN
 
 
+@pytest.mark.parametrize(
+    ("whites", "changed"),
+    [
+        ((200, 200, 200), False),  # neutral
+        ((180, 200, 220), False),  # a cast of 1.22, as photographed scenes have (up to 1.28)
+        ((150, 200, 250), True),  # warm light: cast 1.67
+        ((250, 230, 160), True),  # a blue window: cast 1.56
+    ],
+)
+def test_balance_reduces_strong_casts_only(whites, changed):
+    from vision.detect.masks import CAST_FROM, CAST_TO, balance
+
+    rng = np.random.default_rng(0)
+    # A scene: 70 % table at a third of the light, 30 % paper at the whites (BGR), noise.
+    table = np.array(whites, np.float32) / 3 + rng.normal(0, 3, (70, 50, 3))
+    paper = np.array(whites, np.float32) + rng.normal(0, 2, (30, 50, 3))
+    small = np.clip(np.concatenate([table, paper]), 0, 255).astype(np.uint8)
+    out = balance(small)
+    assert out.shape == small.shape and out.dtype == np.uint8
+    if not changed:
+        assert out is small
+        return
+    assert max(whites) / max(min(whites), 1) > CAST_FROM
+    level = [float(np.percentile(out[..., c], 99)) for c in range(3)]
+    assert max(level) / max(min(level), 1) == pytest.approx(CAST_TO, abs=0.03)
+    # One gain per channel, never below 1 (nothing is darkened), the strongest channel kept.
+    assert (out.astype(int) >= small.astype(int)).all()
+    strongest = int(np.argmax(whites))
+    assert np.array_equal(out[..., strongest], small[..., strongest])
+    for c in range(3):
+        bright = small[..., c] > 20
+        ratio = out[..., c][bright] / small[..., c][bright].astype(float)
+        assert ratio.max() - ratio.min() < 0.1  # the same gain everywhere (rounding aside)
+
+
+def test_balance_gains_are_capped():
+    from vision.detect.masks import MAX_GAIN, balance
+
+    # A scene in two channels only (a saturated red-green table): its near-empty blue channel
+    # is the scene's colour, not the light's, and is not raised past MAX_GAIN.
+    small = np.zeros((20, 20, 3), np.uint8)
+    small[..., 0] = 10
+    small[..., 1] = 200
+    small[..., 2] = 250
+    out = balance(small)
+    assert int(out[..., 0].max()) == round(10 * MAX_GAIN)
+    assert np.array_equal(out[..., 2], small[..., 2])
+
+
 def test_local_card_area_follows_the_perspective_of_the_table() -> None:
     from vision.detect.find import local_card_area
 

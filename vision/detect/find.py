@@ -27,7 +27,7 @@ from vision.detect.geometry import (
     touches_border,
 )
 from vision.detect.ink_cards import ink_cards
-from vision.detect.masks import brighten, candidate_masks, shrink
+from vision.detect.masks import balance, brighten, candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.plausible import keep_plausible
 from vision.detect.refine import inner_cards, refine
@@ -105,7 +105,7 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
     if min(frame.shape[:2]) < 16:
         return CardDetections.empty()
     small, k = shrink(frame)
-    small, gain = brighten(small)
+    small, gain = brighten(balance(small))
     sh, sw = small.shape[:2]
     masks, edges = candidate_masks(small)
     blobs: list[np.ndarray] = []
