@@ -80,10 +80,14 @@ def shrink(frame: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], int]:
     return cv2.resize(half, (ww, hh), interpolation=cv2.INTER_AREA), k
 
 
-def _level(channel: npt.NDArray[np.uint8], fraction: float) -> float:
-    """Grey level under which ``fraction`` of a uint8 channel's pixels lie."""
-    counts = np.bincount(channel.ravel(), minlength=256).cumsum()
-    return float(np.searchsorted(counts, fraction * counts[-1]))
+def _levels(image: npt.NDArray[np.uint8], fraction: float) -> list[float]:
+    """Per channel of a uint8 (H, W) or (H, W, C) image: the grey level under which
+    ``fraction`` of its pixels lie (OpenCV's histogram: no per-channel copies)."""
+    levels = []
+    for c in range(1 if image.ndim == 2 else image.shape[2]):
+        counts = cv2.calcHist([image], [c], None, [256], [0, 256]).ravel().cumsum()
+        levels.append(float(np.searchsorted(counts, fraction * counts[-1])))
+    return levels
 
 
 def balance(small: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -111,7 +115,7 @@ def balance(small: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     Returns:
         (H, W, 3) uint8 BGR, balanced or ``small`` itself.
     """
-    whites = np.maximum([_level(small[..., c], 0.99) for c in range(3)], 1.0)
+    whites = np.maximum(_levels(small, 0.99), 1.0)
     cast = float(whites.max() / whites.min())
     if cast <= CAST_FROM:
         return small
@@ -133,7 +137,7 @@ def brighten(small: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], float
     :data:`MAX_GAIN`); brighter scenes are returned as they are.
     """
     white = cv2.min(cv2.min(small[..., 0], small[..., 1]), small[..., 2])
-    top = _level(white, 0.99)  # 99th percentile level
+    (top,) = _levels(white, 0.99)  # 99th percentile level
     if top >= WHITE_LEVEL:
         return small, 1.0
     gain = min(MAX_GAIN, WHITE_LEVEL / max(top, 1.0))
