@@ -65,6 +65,11 @@ def warm(image: np.ndarray) -> np.ndarray:
     return np.clip(image.astype(np.float32) * np.array(WARM_GAINS), 0, 255).astype(np.uint8)
 
 
+def dark(image: np.ndarray) -> np.ndarray:
+    """(H, W, 3) uint8 BGR photo in a dim room: every channel x 0.6 (truncated)."""
+    return (image.astype(np.float32) * 0.6).astype(np.uint8)
+
+
 def _png(image: np.ndarray) -> bytes:
     return cv2.imencode(".png", image)[1].tobytes()
 
@@ -98,7 +103,7 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, float]]] = {
     "jpeg95": lambda im: _same(
         cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     ),
-    "dark60": lambda im: _same(_png((im.astype(np.float32) * 0.6).astype(np.uint8))),
+    "dark60": lambda im: _same(_png(dark(im))),
     "none": lambda im: _same(_png(im)),
     "warm": lambda im: _same(_png(warm(im))),
     "blur": lambda im: _same(_blur(im)),

@@ -500,15 +500,16 @@ def test_cards_in_tray_cells_found_as_cards_in_dim_light(scale):
 
 
 def test_brighten_only_dim_scenes():
-    from vision.detect.masks import MAX_GAIN, WHITE_LEVEL, brighten
+    from vision.detect.masks import BRIGHT_TO, MAX_GAIN, WHITE_LEVEL, brighten
 
     bright = np.full((40, 60, 3), (200, 180, 170), np.uint8)
     same, gain = brighten(bright)
     assert gain == 1.0 and same is bright
-    dim = (bright * 0.6).astype(np.uint8)  # whitest level (darkest channel) 102
+    dim = (bright * 0.8).astype(np.uint8)  # whitest level (darkest channel) 136
+    assert WHITE_LEVEL > 136
     up, gain = brighten(dim)
-    assert gain == pytest.approx(WHITE_LEVEL / 102)
-    assert int(up[..., 2].max()) == round(102 * gain)
+    assert gain == pytest.approx(BRIGHT_TO / 136)  # to a typical photo's white, not just 150
+    assert int(up[..., 2].max()) == round(136 * gain)
     _, gain = brighten(np.full((8, 8, 3), 10, np.uint8))
     assert gain == MAX_GAIN
 
