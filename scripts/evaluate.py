@@ -101,7 +101,10 @@ def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
 
 
 def match(pred: list[Card], truth: list[Card]) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """Assignment of predicted to true cards maximising agreeing attributes.
+    """Assignment of predicted to true cards maximising agreeing attributes, and among the
+    assignments that tie on those, the cards fully right (the shared labels are a multiset per
+    photo, without positions: a misread "2 striped ovals" beside a right "1 striped oval" must
+    not move the blame to the right card by pairing it with the misread's truth).
 
     Returns:
         ((4,) int correct counts per attribute over matched pairs, matched (pred, truth) pairs).
@@ -111,7 +114,9 @@ def match(pred: list[Card], truth: list[Card]) -> tuple[np.ndarray, list[tuple[i
     agree = np.array(
         [[[a == b for a, b in zip(p.positions, t.positions)] for t in truth] for p in pred]
     )  # (P, T, 4)
-    rows, cols = linear_sum_assignment(-agree.sum(axis=2))
+    # Integer agreement first; a bonus under 1 in total for each pair fully right breaks ties.
+    bonus = agree.all(axis=2) / (len(pred) + len(truth) + 1)
+    rows, cols = linear_sum_assignment(-(agree.sum(axis=2) + bonus))
     return agree[rows, cols].sum(axis=0), list(zip(rows.tolist(), cols.tolist()))
 
 

@@ -48,6 +48,21 @@ def eval_detection():
     return load_script("eval_detection")
 
 
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_evaluate_match_keeps_the_blame_on_the_misread_card(evaluate, order) -> None:
+    # Labels are a multiset per photo. "2 red striped ovals" (a misread of the squiggle) beside
+    # a right "1 red striped oval" ties on agreeing attributes (3 + 3 = 2 + 4); the pairing
+    # that keeps the right card right must win, whatever the order of the readings.
+    from vision.cards import parse_card
+
+    squiggle, oval = parse_card("1 red striped squiggle"), parse_card("1 red striped oval")
+    readings = [parse_card("2 red striped ovals"), oval]
+    pred = [readings[i] for i in order]
+    correct, pairs = evaluate.match(pred, [squiggle, oval])
+    assert {(pred[p], t) for p, t in pairs} == {(readings[0], 0), (oval, 1)}
+    assert correct.tolist() == [1, 2, 1, 2]
+
+
 def test_evaluate_refuses_a_negative_limit(evaluate, capsys) -> None:
     # --limit -1 took truths[:-1]: every photo but the last, silently.
     with pytest.raises(SystemExit) as exit_:
