@@ -9,12 +9,12 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "KERNEL3",
-    "KERNEL5",
-    "KERNEL7",
     "BRIGHT_TO",
     "CAST_FROM",
     "CAST_TO",
+    "KERNEL3",
+    "KERNEL5",
+    "KERNEL7",
     "WHITE_LEVEL",
     "WORK_LONG_SIDE",
     "balance",
