@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 data, models.get(truth.source, shipped), draw=False,
                 table_level_colour=not args.no_table_colour,
             ).table  # fmt: skip
-            keep = evaluate.outside_partial(table.corners / scale, truth.partial)
+            keep = evaluate.outside_partial(table.corners / scale, truth.partial, truth.whole)
             pred = [table.cards[i] for i in keep]
             _, pairs = evaluate.match(pred, truth.cards)
             total += len(truth.cards)

@@ -68,6 +68,9 @@ class Truth:
     #: corners of annotated partial cards (cut by the frame or mostly covered): not in ``cards``,
     #: and a detection lying inside one is ignored, as in the detection evaluation.
     partial: list[np.ndarray] = field(default_factory=list)
+    #: corners of the annotated whole cards (empty for photos with shared labels only): a
+    #: detection matching one is kept even where it lies over a partial card (a card on a pile).
+    whole: list[np.ndarray] = field(default_factory=list)
 
 
 def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
@@ -90,13 +93,22 @@ def load_truth(root: Path, use_annotations: bool = True) -> list[Truth]:
             partial = [c.corners for c in photo.cards if c.partial]
             if photo.path in known:
                 known[photo.path].partial = partial
+                known[photo.path].whole = [c.corners for c in whole]
             if photo.path in tables or not whole:
                 continue
             if all(all(a in c.attributes for a in ATTRS) for c in whole):
                 labelled = [
                     parse_card(" ".join(str(c.attributes[a]) for a in ATTRS)) for c in whole
                 ]
-                out.append(Truth(photo.path, photo.source or "annotated", labelled, partial))
+                out.append(
+                    Truth(
+                        photo.path,
+                        photo.source or "annotated",
+                        labelled,
+                        partial,
+                        [c.corners for c in whole],
+                    )
+                )
     return out
 
 
@@ -120,12 +132,22 @@ def match(pred: list[Card], truth: list[Card]) -> tuple[np.ndarray, list[tuple[i
     return agree[rows, cols].sum(axis=0), list(zip(rows.tolist(), cols.tolist()))
 
 
-def outside_partial(corners: np.ndarray, partial: list[np.ndarray]) -> list[int]:
-    """Indices of detections not lying (half their area or more) inside a partial true card."""
-    from vision.evaluation import IGNORE_OVERLAP, polygon_area, polygon_intersection
+def outside_partial(
+    corners: np.ndarray, partial: list[np.ndarray], whole: list[np.ndarray] | None = None
+) -> list[int]:
+    """Indices of detections not lying (half their area or more) inside a partial true card,
+    or matching a ``whole`` true card (IoU >= ``IOU_THRESHOLD``, matched one to one against the
+    whole and partial cards, as ``vision.evaluation.score_photo`` does: the card on top of a
+    pile lies over the cards it covers)."""
+    from vision.evaluation import IGNORE_OVERLAP, match_quads, polygon_area, polygon_intersection
 
+    whole = whole or []
+    matched = {f for t, f, _ in match_quads(whole + partial, list(corners)) if t < len(whole)}
     keep = []
     for i, quad in enumerate(corners):
+        if i in matched:
+            keep.append(i)
+            continue
         area = polygon_area(quad)
         inside = max((polygon_intersection(quad, p) for p in partial), default=0.0)
         if not (area > 0 and inside / area >= IGNORE_OVERLAP):
@@ -271,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         model = cv.get(truth.source, classifier)
         table = process_photo(root / truth.path, model, draw=False).table
         times.append((time.perf_counter() - start) * 1000)
-        keep = outside_partial(table.corners, truth.partial)
+        keep = outside_partial(table.corners, truth.partial, truth.whole)
         for name, pred in variants(table).items():
             pred = [pred[i] for i in keep]
             groups = (truth.source, "all") + (() if trained_on(model, truth) else ("unseen",))

@@ -564,7 +564,7 @@ def test_balance_gains_are_capped():
 
 
 def test_local_card_area_follows_the_perspective_of_the_table() -> None:
-    from vision.detect.find import local_card_area
+    from vision.detect.geometry import local_card_area
 
     def card(cx: float, cy: float, size: float) -> np.ndarray:  # a square of side ``size``
         h = size / 2

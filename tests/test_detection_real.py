@@ -31,6 +31,9 @@ ANNOTATIONS = REPO_ROOT / "datasets" / "detection"
 #: the unlit paper of a card partly clipped by glare taken as paper, paper brighter than the
 #: paper's median in every channel not ink, split pieces' cut corners completed along their
 #: seam; 122 reviewed photos, 1069 required cards): overall precision 1.000, recall 0.996.
+#: Then cards in piles found from their straight sides (``vision.detect.pile``): 2 more of the
+#: top cards of pclewis ``crazy.jpg`` found, and a third taken with a wrong side (its seam is
+#: invisible): precision 0.999, recall 0.998.
 #: Per source:
 #: (precision, recall) as measured (maormagori's precision kept at an earlier run's 0.969,
 #: where one run differed).
@@ -42,12 +45,12 @@ MEASURED = {
     "maormagori": (0.969, 1.000),
     "nakkstar123": (1.000, 1.000),
     "omega697": (1.000, 1.000),
-    "pclewis": (1.000, 0.983),
+    "pclewis": (0.996, 0.991),
     "piratefsh": (1.000, 1.000),
     "rotemabend": (1.000, 1.000),
     "tomwhite": (1.000, 1.000),
 }
-OVERALL_MEASURED = (1.000, 0.996)
+OVERALL_MEASURED = (0.999, 0.998)
 OVERALL_MARGIN = 0.01
 SOURCE_MARGIN = 0.03
 
@@ -165,6 +168,28 @@ def test_a_near_card_cut_by_the_frame_edge_is_not_split(scores: list[DetectionSc
     path = "tables/pclewis/resources/angle.jpg"
     (score,) = [s for s in scores if s.path == path]
     assert score.false_positives == 0, f"false {list(score.false_indices)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("long_side", [None, 1600])
+def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
+    # pclewis crazy.jpg, a heap of 12 overlapping cards: the 5 on top merge with the cards
+    # under them into one region, and only the one lying clear of the others' edges was found
+    # (1 of 5) before the pile search (``vision.detect.pile``). At full size and at the
+    # reduced size ``setvision photo`` reads 16 MP photos at (``REDUCED_LONG_SIDE``).
+    root = shared_datasets(required=False)
+    if root is None or not ANNOTATIONS.is_dir():
+        pytest.skip("shared photos or detection annotations not available")
+    from vision.detect import find_cards
+    from vision.io import load_image
+
+    path = "tables/pclewis/resources/crazy.jpg"
+    (photo,) = [p for p in load_annotations(ANNOTATIONS, reviewed_only=True) if p.path == path]
+    frame = load_image(root / path, min_long_side=long_side)
+    scale = photo.width / frame.shape[1]
+    score = score_photo(photo, np.asarray(find_cards(frame).corners, float) * scale)
+    assert score.true_positives >= 3, f"missed {list(score.missed)}"
+    assert score.false_positives <= 1, f"false {list(score.false_indices)}"
 
 
 #: Warm-lit copies of the same photos (``scripts/eval_robustness.py``'s ``warm``: blue x 0.75,

@@ -63,7 +63,7 @@ def tallies():
     out: dict[str, object] = {}
     for truth in evaluate.load_truth(root, use_annotations=True):
         table = process_photo(root / truth.path, classifier, draw=False).table
-        keep = evaluate.outside_partial(table.corners, truth.partial)
+        keep = evaluate.outside_partial(table.corners, truth.partial, truth.whole)
         cards = [table.cards[i] for i in keep]
         groups = [truth.source, "all"]
         for group in groups:

@@ -20,6 +20,7 @@ from vision.detect.candidates import (
 from vision.detect.geometry import (
     aspect_score,
     clockwise,
+    local_card_area,
     order_corners,
     points_in_quads,
     quad_area,
@@ -29,6 +30,7 @@ from vision.detect.geometry import (
 from vision.detect.ink_cards import ink_cards
 from vision.detect.masks import balance, brighten, candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
+from vision.detect.pile import pile_cards
 from vision.detect.plausible import keep_plausible
 from vision.detect.refine import inner_cards, refine
 from vision.detect.result import CardDetections
@@ -61,9 +63,6 @@ INSET_MIN_SHARE: Final = 0.65
 #: the area the other cards found say a card has at its place (:func:`local_card_area`). One
 #: card split in two gives cells of ~0.5; cards that touch, ~1.
 CELL_MIN_SHARE: Final = 0.6
-#: A found card whose linear size is off the plane the other cards fit by more than this share
-#: is left out of :func:`local_card_area` (two touching cards seen as one are ~1.4-2x).
-SIZE_OUTLIER: Final = 0.25
 
 
 #: A quad whose perspective-corrected long/short ratio is under this (a card is 1.56) does not
@@ -290,6 +289,14 @@ def find_cards(frame: npt.NDArray[np.uint8], *, min_score: float = MIN_SCORE) ->
         final = [(g, s, c) for g, (_, s, c) in zip(grown, final, strict=True)]
     # White cards on a surface as bright as their paper, found from their symbols.
     final, short_first = _white_surface_cards(small, final, focal, centre, min_score, floor)
+    # Cards on or under other cards, whose seams close no region.
+    if final:
+        taken = np.array([f[0] for f in final], dtype=np.float64)
+        extra, extra_scores = pile_cards(
+            frame, small, k, taken, focal, centre, min_score, paper=masks[0]
+        )
+        final += [(q, s, False) for q, s in zip(extra, extra_scores)]
+        short_first = np.r_[short_first, np.zeros(len(extra), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first, gain)
 
@@ -345,47 +352,6 @@ def _white_surface_cards(
             final += [(q, s, False) for q, s in zip(more, more_scores)]
             short_first = np.r_[short_first, np.zeros(len(more), dtype=bool)]
     return final, short_first
-
-
-def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
-    """(N,) area (px^2) a card has at the centre of each of ``quads`` (N, 4, 2), by the cards
-    ``found`` (M, 4, 2) elsewhere on the table; 0 where it cannot say (no constraint).
-
-    Cards lie on one plane, and a plane's inverse depth is an affine function of the image
-    coordinates, so a card's linear size (``sqrt(area)``) is too: it is fitted by least squares
-    to the found cards and read at each centre. A card the others put off by over
-    :data:`SIZE_OUTLIER` (two cards seen as one) is dropped from the fit, the worst first, each
-    judged by the fit without itself (so one far card cannot hide by bending the plane). A
-    found quad containing the centre (the region a cell was split from) is left out. With fewer
-    than three cards no plane is fitted and the answer is 0: one or two cards say nothing of
-    the perspective, and the scene's median size is checked elsewhere.
-    """
-    out = np.zeros(len(quads))
-    if len(quads) == 0 or len(found) == 0:
-        return out
-    centres = quads.mean(axis=1)
-    others = ~points_in_quads(centres, found).T  # (N, M)
-    size = np.sqrt(quad_area(found))
-    design = np.c_[found.mean(axis=1), np.ones(len(found))]
-    for i in range(len(quads)):
-        use = np.flatnonzero(others[i])
-        if len(use) < 3:
-            continue
-        while True:
-            a, b = design[use], size[use]
-            coef, *_ = np.linalg.lstsq(a, b, rcond=None)
-            if len(use) <= 3:
-                break
-            # Deleted residuals: each card against the plane fitted without it.
-            hat = np.einsum("ij,jk,ik->i", a, np.linalg.pinv(a.T @ a), a)
-            deleted = (b - a @ coef) / np.maximum(1.0 - hat, 1e-6)
-            off = np.abs(deleted) / np.maximum(np.abs(b - deleted), 1e-6)
-            worst = int(np.argmax(off))
-            if off[worst] <= SIZE_OUTLIER:
-                break
-            use = np.delete(use, worst)
-        out[i] = max(float(np.r_[centres[i], 1.0] @ coef), 0.0) ** 2
-    return out
 
 
 def _beside(quads: np.ndarray, points: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ __all__ = [
     "inset",
     "intersect_sides",
     "line_intersections",
+    "local_card_area",
     "order_corners",
     "per_side",
     "points_in_quads",
@@ -269,3 +270,49 @@ def corner_score(quads: np.ndarray) -> np.ndarray:
     )
     worst = np.degrees(np.abs(np.arcsin(np.clip(np.abs(cos).max(axis=1), 0, 1))))
     return ramp(-worst, -45.0, -35.0)
+
+
+#: A found card whose linear size is off the plane the other cards fit by more than this share
+#: is left out of :func:`local_card_area` (two touching cards seen as one are ~1.4-2x).
+SIZE_OUTLIER: Final = 0.25
+
+
+def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """(N,) area (px^2) a card has at the centre of each of ``quads`` (N, 4, 2), by the cards
+    ``found`` (M, 4, 2) elsewhere on the table; 0 where it cannot say (no constraint).
+
+    Cards lie on one plane, and a plane's inverse depth is an affine function of the image
+    coordinates, so a card's linear size (``sqrt(area)``) is too: it is fitted by least squares
+    to the found cards and read at each centre. A card the others put off by over
+    :data:`SIZE_OUTLIER` (two cards seen as one) is dropped from the fit, the worst first, each
+    judged by the fit without itself (so one far card cannot hide by bending the plane). A
+    found quad containing the centre (the region a cell was split from) is left out. With fewer
+    than three cards no plane is fitted and the answer is 0: one or two cards say nothing of
+    the perspective, and the scene's median size is checked elsewhere.
+    """
+    out = np.zeros(len(quads))
+    if len(quads) == 0 or len(found) == 0:
+        return out
+    centres = quads.mean(axis=1)
+    others = ~points_in_quads(centres, found).T  # (N, M)
+    size = np.sqrt(quad_area(found))
+    design = np.c_[found.mean(axis=1), np.ones(len(found))]
+    for i in range(len(quads)):
+        use = np.flatnonzero(others[i])
+        if len(use) < 3:
+            continue
+        while True:
+            a, b = design[use], size[use]
+            coef, *_ = np.linalg.lstsq(a, b, rcond=None)
+            if len(use) <= 3:
+                break
+            # Deleted residuals: each card against the plane fitted without it.
+            hat = np.einsum("ij,jk,ik->i", a, np.linalg.pinv(a.T @ a), a)
+            deleted = (b - a @ coef) / np.maximum(1.0 - hat, 1e-6)
+            off = np.abs(deleted) / np.maximum(np.abs(b - deleted), 1e-6)
+            worst = int(np.argmax(off))
+            if off[worst] <= SIZE_OUTLIER:
+                break
+            use = np.delete(use, worst)
+        out[i] = max(float(np.r_[centres[i], 1.0] @ coef), 0.0) ** 2
+    return out
