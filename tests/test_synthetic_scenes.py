@@ -2,10 +2,10 @@
 
 A few seeded scenes of hard conditions the detector handles now: touching cards on a white desk
 and at a 45 degree camera, a dim room at 45 degrees, 21 small cards at 720p and a checked
-tablecloth (other scenes of these conditions lose cards: see the script's report). Each goes
-through the whole pipeline as a JPEG, as in the script; the test fails when a scene's recall
-(IoU >= 0.85) falls below what was measured. Re-measure with ``scripts/eval_synthetic.py`` when
-the renderer changes.
+tablecloth, and loose cards lying partly on each other (other scenes of these conditions lose
+cards: see the script's report). Each goes through the whole pipeline as a JPEG, as in the
+script; the test fails when a scene's recall (IoU >= 0.85) falls below what was measured.
+Re-measure with ``scripts/eval_synthetic.py`` when the renderer changes.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ MEASURED = {
     # A card found from its symbols whose long side snapped to its neighbour's edge a narrow
     # gap beyond its own (11 before such sides were re-fitted about the centred symbols).
     ("phone_random", 2): (12, 12),
+    # Loose cards partly on top of each other: cards on top whose seam closes no region, and
+    # cards a little covered (8 and 10 found before the pile search, ``vision.detect.pile``).
+    ("overlap", 9): (11, 12),
+    ("overlap", 16): (12, 12),
 }
 
 
