@@ -77,7 +77,10 @@ MIN_STEP: Final = 4.0
 STEP_AT: Final = 2.0
 #: Gaussian sigma (search px) of the smoothing before edges are judged.
 SMOOTH_SIGMA: Final = 0.8
-#: A quad's area as a share of the scene's median card.
+#: A quad's area as a share of the area a card has at its place on the table
+#: (:func:`~vision.detect.geometry.local_card_area`, fitted to the cards found); with fewer than
+#: three cards found to fit it, as a share of their median (a near card seen by a low camera has
+#: twice a far one's area).
 AREA_RANGE: Final = (0.8, 1.3)
 WIDE_AREA_RANGE: Final = (0.4, 2.5)
 #: Most lines and regions searched (the longest lines, the largest regions).
@@ -165,6 +168,7 @@ def pile_cards(
     scale = min(1.0, SHORT_SIDE_PX / max(short * k, 1e-9))
     h, w = frame.shape[:2]
     pad = 0.8 * short * LONG_OVER_SHORT
+    near = cv2.dilate(paper, np.ones((7, 7), np.uint8))  # a card's side has paper beside it
     searched: list[_Region] = []
     for x0, y0, x1, y1 in regions[:MAX_REGIONS]:
         box = (
@@ -175,7 +179,6 @@ def pile_cards(
         )
         if any(r.holds(box) for r in searched) or box[2] <= box[0] or box[3] <= box[1]:
             continue
-        near = cv2.dilate(paper, np.ones((7, 7), np.uint8))  # a card's side has paper beside it
         searched.append(_Region(frame, box, scale, k, short * k * scale, near))
     # Cards on top first; then cards under them, whose sides may hide under a card found.
     taken = found
@@ -654,8 +657,6 @@ def _verify(
     quads = np.array([clockwise(q) for q in quads]).reshape(-1, 4, 2)
     area = quad_area(quads)
     local = local_card_area(quads, found)
-    # Without three cards to fit the table's plane, the size is only known roughly: a near
-    # card seen by a low camera is twice a far one's area.
     lo, hi = (
         np.where(local > 0, AREA_RANGE[0], WIDE_AREA_RANGE[0]),
         np.where(local > 0, AREA_RANGE[1], WIDE_AREA_RANGE[1]),
