@@ -105,6 +105,9 @@ MAX_REGIONS: Final = 4
 #: symbols (holes in its paper, off the cards found) of at least this share of a card's area.
 MAX_REGION: Final = 12.0
 MIN_SYMBOLS: Final = 0.03
+#: A hole's pixel is ink of a symbol when its channels spread by this many grey levels at least
+#: (the gap between a card and its tray cell, or a shadow, is grey).
+MIN_INK_CHROMA: Final = 30
 #: Most of a card's area that may lie under cards on top of it (a card more than about a
 #: quarter covered is not a whole card: ``datasets/detection/README.md``).
 MAX_HIDDEN: Final = 0.25
@@ -159,7 +162,7 @@ def pile_cards(
         blue, green, red = cv2.split(small)
         white = cv2.GaussianBlur(cv2.min(cv2.min(blue, green), red), (3, 3), 0)
         _, paper = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    regions = _unexplained(paper, found, MIN_UNEXPLAINED * median)
+    regions = _unexplained(small, paper, found, MIN_UNEXPLAINED * median)
     if not regions:
         return none
     filled = np.zeros_like(paper)  # paper with its holes (symbols) filled in
@@ -205,12 +208,16 @@ def pile_cards(
 
 
 def _unexplained(
-    paper: npt.NDArray[np.uint8], found: npt.NDArray[np.float64], min_area: float
+    small: npt.NDArray[np.uint8],
+    paper: npt.NDArray[np.uint8],
+    found: npt.NDArray[np.float64],
+    min_area: float,
 ) -> list[tuple[int, int, int, int]]:
     """Bounding boxes (x0, y0, x1, y1), working px, of the regions of ``paper`` (uint8 0/255
-    mask) outside every found card, of ``min_area`` px to :data:`MAX_REGION` cards, that hold
-    symbols of cards not found (holes in the paper off the found cards; a white tray or desk
-    round cards that were all found has none); largest first."""
+    mask of ``small``) outside every found card, of ``min_area`` px to :data:`MAX_REGION`
+    cards, that hold symbols of cards not found (coloured holes in the paper off the found
+    cards; a white tray round cards that were all found shows dark gaps at most); largest
+    first."""
     cover = np.zeros_like(paper)
     cv2.fillPoly(cover, [np.rint(q).astype(np.int32) for q in found], 255)
     cover = cv2.dilate(cover, np.ones((7, 7), np.uint8))
@@ -226,7 +233,9 @@ def _unexplained(
     holes = np.zeros_like(paper)
     outlines, _ = cv2.findContours(rest, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cv2.drawContours(holes, outlines, -1, 255, thickness=cv2.FILLED)
-    holes &= ~rest & ~cover
+    blue, green, red = cv2.split(small)
+    chroma = cv2.subtract(cv2.max(cv2.max(blue, green), red), cv2.min(cv2.min(blue, green), red))
+    holes &= ~rest & ~cover & (chroma >= MIN_INK_CHROMA).astype(np.uint8) * 255
     boxes = []
     for i in sized[np.argsort(-area[sized - 1])]:
         x, y, bw, bh = stats[i, :4]
