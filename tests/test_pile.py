@@ -146,3 +146,16 @@ def test_line_support_is_the_backed_share_of_a_side() -> None:
     assert support[0] > 0.9  # along the edge
     assert 0.4 < support[1] < 0.6  # half of it on the edge
     assert support[2] < 0.1  # past its end
+
+
+@pytest.mark.parametrize(("ink", "searched"), [((40, 40, 200), True), ((90, 90, 90), False)])
+def test_only_paper_holding_coloured_symbols_is_searched(ink: tuple, searched: bool) -> None:
+    # A white tray round cards that were all found has grey gaps round them, not symbols.
+    small = np.full((300, 400, 3), 30, np.uint8)
+    small[20:120, 20:90] = 240  # a card found
+    small[100:280, 150:390] = 240  # paper no found card explains
+    cv2.ellipse(small, (270, 190), (30, 12), 0, 0, 360, ink, -1)
+    paper = np.where(small.min(axis=2) > 150, 255, 0).astype(np.uint8)
+    found = np.array([[[20, 20], [89, 20], [89, 119], [20, 119]]], float)
+    regions = pile._unexplained(small, paper, found, pile.MIN_UNEXPLAINED * 70 * 100)
+    assert bool(regions) == searched
