@@ -23,8 +23,8 @@ full resolution):
    off by a symbol's edge is as card-like as the card), none inside another.
 
 Cards on top are taken first; then cards under them, whose sides may pass under the cards
-taken. Measured on the synthetic ``overlap`` scenes and the heap of pclewis ``crazy.jpg``
-(``models/README.md``, "Detection").
+taken. Measured on the rendered ``overlap`` scenes of ``scripts/eval_synthetic.py`` and the heap
+of pclewis ``crazy.jpg`` (the project README, "Detection").
 """
 
 from __future__ import annotations
