@@ -103,21 +103,21 @@ def test_convex(quad: list, convex: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("corner", "on"),
+    ("side", "along"),
     [
-        ((100.0, 50.0), True),  # on the middle of a side: a T
-        ((100.0, 58.0), True),  # within 6% of the side (12 px)
-        ((100.0, 70.0), False),
-        ((10.0, 1.0), True),  # near a corner of it, on its outline
-        ((300.0, 50.0), False),  # on the side's line, far past its end
+        (((50, 50), (150, 50)), True),  # on the found card's bottom side
+        (((50, 56), (150, 56)), True),  # within 6% of that side's 200 px
+        (((50, 70), (150, 70)), False),  # parallel, 20 px off
+        (((150, 50), (260, 50)), True),  # half of it along the side, half past its end
+        (((190, 50), (300, 50)), False),  # a tenth of it along the side
+        (((50, 50), (150, 70)), False),  # across it at 11 degrees
     ],
 )
-def test_a_corner_on_a_found_cards_outline_is_a_t(corner: tuple, on: bool) -> None:
-    found = np.array([[[0, 0], [200, 0], [200, 50], [0, 50]]], float)  # sides 200 and 50 px
-    quad = np.array(
-        [[corner, (corner[0] + 60, corner[1]), (corner[0] + 60, 200), (corner[0], 200)]]
-    )
-    assert pile._corner_on_side(quad, found)[0] == on
+def test_a_side_along_a_found_cards_side_is_a_piece(side: tuple, along: bool) -> None:
+    found = np.array([[[0, 0], [200, 0], [200, 50], [0, 50]]], float)  # below it: y > 50
+    (x0, y0), (x1, y1) = side
+    quad = np.array([[(x0, y0), (x1, y1), (x1, y1 + 150), (x0, y0 + 150)]], float)
+    assert pile._side_on_side(quad, found)[0] == along
 
 
 def test_hidden_share_counts_the_grid_under_the_cards_on_top() -> None:

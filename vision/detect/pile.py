@@ -17,8 +17,8 @@ full resolution):
    along :data:`MIN_SHOWN` of it, and at most :data:`MAX_HIDDEN` of the card may be covered);
    no seam runs across it (two cards' pieces); its inside is paper and its margins clear of
    ink (a side along a symbol's straight edge); card-shaped and card-sized for its place on
-   the table; holds symbols; no corner on a found card's outline (a T, where a seam meets the
-   side of a card on top, is no card's corner).
+   the table; holds symbols; no side along a found card's side (a piece of a covered card cut
+   off by the card on top, where the seam meets that card's side in a T).
 5. Choice: near-duplicates to the best scoring; then the largest first (a piece of a card cut
    off by a symbol's edge is as card-like as the card), none inside another.
 
@@ -87,11 +87,12 @@ WIDE_AREA_RANGE: Final = (0.4, 2.5)
 MAX_LINES: Final = 250
 #: A line's supported runs closer than this share of a card's short side are one run.
 CLOSE_GAP: Final = 0.1
-#: A corner within this share of a found card's side from it (or from its line, up to
-#: :data:`T_REACH` of the side past either end) lies on that card's outline: where a seam meets
-#: the side of a card on top (a T), not a corner of the card under it.
+#: A side runs along a found card's side (:func:`_side_on_side`) when both its ends lie within
+#: this share of that side's length from its line, within :data:`T_ANGLE` degrees of it, over at
+#: least :data:`T_OVERLAP` of its length.
 T_DIST: Final = 0.06
-T_REACH: Final = 0.05
+T_ANGLE: Final = 6.0
+T_OVERLAP: Final = 0.3
 #: A straight run of at least this share of a card's short side, its middle inside the quad
 #: shrunk by :data:`CROSSING_MARGIN`, spanning :data:`CROSSING_SHARE` of the quad along its
 #: line, is a seam across it.
@@ -673,7 +674,7 @@ def _verify(
     ref = np.where(local > 0, local, median)
     ok = (area > lo * ref) & (area < hi * ref)
     ok &= ~points_in_quads(quads.mean(axis=1), found).any(axis=0)
-    ok &= ~_corner_on_side(quads, found)
+    ok &= ~_side_on_side(quads, found)
     quads, backed = quads[ok], backed[ok]
     if len(quads) == 0:
         return quads, np.zeros(0)
@@ -683,28 +684,42 @@ def _verify(
     return quads[keep], scores[keep]
 
 
-def _corner_on_side(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
-    """(N,) bool: a corner of the quad (N, 4, 2) lies on the outline of a ``found`` card (M, 4,
-    2): a T, where the side of a card on top cuts the seam of a covered card, not a card's
-    corner."""
-    out = np.zeros(len(quads), dtype=bool)
-    if len(found) == 0 or len(quads) == 0:
-        return out
-    a = found.reshape(-1, 2)
-    e = np.roll(found, -1, axis=1).reshape(-1, 2) - a  # (4M, 2)
-    length = np.maximum(np.linalg.norm(e, axis=1), 1e-9)
-    p = quads.reshape(-1, 2)  # (4N, 2)
-    rel = p[:, None] - a[None]  # (4N, 4M, 2)
-    t = (rel * e[None]).sum(axis=2) / length**2
-    dist = np.abs(rel[..., 0] * e[None, :, 1] - rel[..., 1] * e[None, :, 0]) / length
-    on = (t > -T_REACH) & (t < 1.0 + T_REACH) & (dist < T_DIST * length)
-    return on.any(axis=1).reshape(len(quads), 4).any(axis=1)
-
-
 def _iou(a: np.ndarray, b: np.ndarray, area_a: float, area_b: float) -> float:
     """Intersection over union of two convex quads (4, 2) of the given areas."""
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     return float(inter) / max(area_a + area_b - float(inter), 1e-9)
+
+
+def _side_on_side(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """(N,) bool: a side of the quad (N, 4, 2) runs along a side of a ``found`` card (M, 4, 2):
+    within :data:`T_ANGLE` degrees of it, both its ends within :data:`T_DIST` of the found side's
+    length from that side's line, over at least :data:`T_OVERLAP` of its length. A piece of a
+    covered card cut off by the card on top has that card's side for its own (the seam meets it
+    in a T); a card lying next to a found one is found by the region search."""
+    out = np.zeros(len(quads), dtype=bool)
+    if len(found) == 0 or len(quads) == 0:
+        return out
+    c = found.reshape(-1, 2)
+    e = np.roll(found, -1, axis=1).reshape(-1, 2) - c  # (4M, 2)
+    length = np.maximum(np.linalg.norm(e, axis=1), 1e-9)
+    u = e / length[:, None]
+    a = quads.reshape(-1, 2)
+    f = np.roll(quads, -1, axis=1).reshape(-1, 2) - a  # (4N, 2)
+    flen = np.maximum(np.linalg.norm(f, axis=1), 1e-9)
+    cos = np.abs(f @ u.T) / flen[:, None]  # (4N, 4M)
+    along = cos >= np.cos(np.radians(T_ANGLE))
+
+    def offset(p: np.ndarray) -> np.ndarray:  # distance of points (4N, 2) from each line
+        rel = p[:, None] - c[None]
+        return np.abs(rel[..., 0] * u[None, :, 1] - rel[..., 1] * u[None, :, 0])
+
+    near = (offset(a) < T_DIST * length) & (offset(a + f) < T_DIST * length)
+    ta = ((a[:, None] - c[None]) * u[None]).sum(axis=2)  # projections on the found side
+    tb = (((a + f)[:, None] - c[None]) * u[None]).sum(axis=2)
+    lo, hi = np.minimum(ta, tb), np.maximum(ta, tb)
+    shared = np.clip(np.minimum(hi, length[None]) - np.maximum(lo, 0.0), 0.0, None)
+    on = along & near & (shared >= T_OVERLAP * flen[:, None])
+    return on.any(axis=1).reshape(len(quads), 4).any(axis=1)
 
 
 def _choose(
@@ -725,7 +740,7 @@ def _choose(
     quads, scores, area = quads[kept], scores[kept], area[kept]
     chosen: list[int] = []
     for i in np.lexsort((-area, scores < GOOD_SCORE)):
-        if _corner_on_side(quads[i][None], np.concatenate([found, quads[chosen]]))[0]:
+        if _side_on_side(quads[i][None], np.concatenate([found, quads[chosen]]))[0]:
             continue
         if chosen:
             taken = quads[chosen]
