@@ -203,8 +203,6 @@ def pile_cards(
         q, s = _choose(np.array(more), np.array(more_scores), taken)
         quads, scores = np.concatenate([quads, q]), np.concatenate([scores, s])
         taken = np.concatenate([taken, q])
-    if not len(quads):
-        return none
     return quads, scores
 
 
@@ -265,13 +263,9 @@ class _Region:
             frame[y0:y1, x0:x1], None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA
         )
 
-        def on_paper(points: np.ndarray) -> np.ndarray:
-            work = np.rint(self.to_work(points)).astype(int)
-            x = np.clip(work[..., 0], 0, paper.shape[1] - 1)
-            y = np.clip(work[..., 1], 0, paper.shape[0] - 1)
-            return paper[y, x] > 0
-
-        self.lines = _lines(self.roi, MIN_SEGMENT * s_short, on_paper)
+        self.lines = _lines(
+            self.roi, MIN_SEGMENT * s_short, lambda points: _on(paper, self.to_work(points))
+        )
         # Edges are judged on a smoothed copy: glossy paper's grain is not a step.
         self.smooth = cv2.GaussianBlur(self.roi, (5, 5), SMOOTH_SIGMA)
         self.quads = _quads(self.lines, s_short)
