@@ -44,6 +44,7 @@ from vision.detect.geometry import (
     points_in_quads,
     quad_area,
 )
+from vision.detect.masks import candidate_masks
 from vision.detect.scoring import probe_scores
 
 __all__ = ["pile_cards"]
@@ -160,9 +161,7 @@ def pile_cards(
     sides = np.linalg.norm(np.roll(found, -1, axis=1) - found, axis=2)
     short = float(np.median(np.minimum(sides[:, ::2].mean(axis=1), sides[:, 1::2].mean(axis=1))))
     if paper is None:
-        blue, green, red = cv2.split(small)
-        white = cv2.GaussianBlur(cv2.min(cv2.min(blue, green), red), (3, 3), 0)
-        _, paper = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+        paper = candidate_masks(small)[0][0]
     regions = _unexplained(small, paper, found, MIN_UNEXPLAINED * median)
     if not regions:
         return none
@@ -528,7 +527,7 @@ def _quads(lines: _Lines, s_short: float) -> np.ndarray:
     )
     # Side (corner k -> k+1) lies on line l1, l2, l3, l0 in turn.
     on = np.stack([l1, l2, l3, l0], axis=1)
-    area = np.abs(_signed_area(corners))
+    area = quad_area(corners)
     card = s_short * s_short * LONG_OVER_SHORT
     ok = (area > 0.35 * card) & (area < 3.0 * card) & _convex(corners)
     corners, on = corners[ok], on[ok]
@@ -639,11 +638,6 @@ def _sample(image: npt.NDArray[np.uint8], points: np.ndarray) -> np.ndarray:
         image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
     return out.reshape(-1, 3)[:count].astype(np.float32)
-
-
-def _signed_area(q: np.ndarray) -> np.ndarray:
-    x, y = q[..., 0], q[..., 1]
-    return 0.5 * (x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y).sum(axis=-1)
 
 
 def _verify(
