@@ -13,7 +13,9 @@ Two evaluations:
 * ``loso`` (leave-one-source-out): for each crop source, a model trained without it (its crops
   and its table photos; same recipe, ``--loso-steps`` steps; trained on demand into
   ``$SETVISION_CACHE/cv``) tested on every crop of that source (omega697 split into verified
-  and noisy labels) and on the annotated cards of its table photos;
+  and noisy labels), on those crops dealt into tables of 12 and read as a table is read
+  (:func:`dealt_tables`: table-level colour and one-deck decoding), and on the annotated
+  cards of its table photos;
 * ``folds``: cross-validation over the annotated table photos (``datasets/detection``): for each
   fold of ``train_classifier.TABLE_FOLDS``, a model trained without those sources tested on
   their cards, cut from the annotated corners as at run time. Together with ``loso`` every
@@ -49,7 +51,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 import train_classifier as tc  # noqa: E402
 
 from vision.classify import HEADS, CardClassifier  # noqa: E402
-from vision.decode import tempered_log_probs  # noqa: E402
+from vision.colour import table_colour  # noqa: E402
+from vision.decode import decode_table, tempered_log_probs  # noqa: E402
 
 RESULTS = REPO / "models" / "card_classifier_eval.json"
 
@@ -259,6 +262,39 @@ def cv_models(steps: int, seed: int, threads: int = 2, train: bool = True) -> di
     return out
 
 
+#: Tables dealt from a left-out crop source by :func:`dealt_tables`: how many, of how many
+#: distinct cards each (the crops carry no photo id, so a "table" is a seeded draw).
+DEALT_TABLES = 200
+DEALT_SIZE = 12
+
+
+def dealt_tables(crops: np.ndarray, probs: np.ndarray, truth: np.ndarray, seed: int = 0) -> dict:
+    """Crops of one source dealt into :data:`DEALT_TABLES` tables of :data:`DEALT_SIZE`
+    distinct cards (one deck) and read as ``setvision photo`` reads a table: the table-level
+    colour (:func:`vision.colour.table_colour`) and the one-deck decoding
+    (:func:`vision.decode.decode_table`). ``crops`` (N, 250, 160, 3) uint8 BGR, ``probs``
+    (N, 4, 3) the model's probabilities, ``truth`` (N, 4) value positions. Returns the
+    figures of :func:`report` plus ``tables`` (share of tables with every card right)."""
+    ids = truth @ np.array([27, 9, 3, 1])
+    rng = np.random.default_rng(seed)
+    preds, truths, right = [], [], []
+    for _ in range(DEALT_TABLES):
+        pick = rng.permutation(len(ids))
+        pick = pick[np.sort(np.unique(ids[pick], return_index=True)[1])][:DEALT_SIZE]
+        p = probs[pick]
+        fused = table_colour(np.asarray(crops[pick]), p[:, 1])[0]
+        decoded = decode_table((p[:, 0], fused, p[:, 2], p[:, 3]))
+        pred = np.array([card.positions for card in decoded.cards])
+        preds.append(pred)
+        truths.append(truth[pick])
+        right.append(bool((pred == truth[pick]).all()))
+    name = f"  dealt into {DEALT_TABLES} tables of {DEALT_SIZE}"
+    out = report(name, np.concatenate(preds), np.concatenate(truths))
+    out["tables"] = round(float(np.mean(right)), 5)
+    print(f"{'':<42}tables fully right {100 * out['tables']:.2f}%")
+    return out
+
+
 def evaluate_loso(
     data: dict, tables: dict, steps: int, seed: int, threads: int, scored: Scored
 ) -> dict:
@@ -275,6 +311,7 @@ def evaluate_loso(
         scored.append((probs[clean], truth[clean]))
         meta = json.loads(path.with_suffix(".json").read_text())
         res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
+        res["dealt"] = dealt_tables(data["crops"][idx[clean]], probs[clean], truth[clean], seed)
         if data["noisy"][idx].any():
             for kind, noisy in (("verified", False), ("noisy", True)):
                 sub = data["noisy"][idx] == noisy

@@ -69,6 +69,11 @@ ZOOM_P = 0.5
 #: webcams' pictures; without it a model that never saw tomwhite read its solid squiggles as
 #: ovals (mirroring those crops back at test time: shape errors 265 -> 36 of 13,488).
 MIRROR = True
+#: Share of augmented crops seen through a simulated low-resolution colour camera (:func:`mosaic`:
+#: Bayer sampling and demosaicing, little optical blur), the source of the colour moire on
+#: kaggle's striped cards (read as squiggles by models that never saw it). 0: off (v7 and
+#: older).
+MOSAIC_P = 0.0
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -272,6 +277,39 @@ def cast_shadow(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
     return (1 - (1 - depth) * inside).astype(np.float32)
 
 
+#: Demosaicing methods of :func:`mosaic`: OpenCV's bilinear, edge-aware and variable number of
+#: gradients (all for the sensor layout R G / G B from the top-left pixel).
+DEMOSAIC = (cv2.COLOR_BayerBG2BGR, cv2.COLOR_BayerBG2BGR_EA, cv2.COLOR_BayerBG2BGR_VNG)
+
+
+def mosaic(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The (H, W, 3) uint8 BGR crop as a low-resolution colour camera sees it, warped back to
+    (H, W) as the run-time warp would.
+
+    The card is sampled at 0.3 to 0.6 of the crop's resolution (kaggle's webcam: about 64 px
+    across a card) on a grid turned a few degrees, after little optical blur (0.1 to 0.4 sensor
+    pixels), by a Bayer sensor (R G / G B, one colour per pixel), then demosaiced by one of
+    :data:`DEMOSAIC`. Stripes finer than the green and red-blue sampling pitches alias, and at
+    different phases in each colour: the yellow-purple or yellow-blue bands seen across
+    kaggle's striped symbols (a camera without an optical low-pass filter)."""
+    h, w = img.shape[:2]
+    s = rng.uniform(0.3, 0.6)
+    hs, ws = max(8, round(h * s)), max(8, round(w * s))
+    blurred = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.1, 0.4) / s)
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), rng.normal(0, 3.0), s)
+    m[:, 2] += (ws / 2 - w / 2 + rng.uniform(0, 2), hs / 2 - h / 2 + rng.uniform(0, 2))
+    small = cv2.warpAffine(blurred, m, (ws, hs), flags=cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+    raw = np.empty((hs, ws), np.uint8)
+    raw[0::2, 0::2] = small[0::2, 0::2, 2]  # red
+    raw[0::2, 1::2] = small[0::2, 1::2, 1]  # green
+    raw[1::2, 0::2] = small[1::2, 0::2, 1]  # green
+    raw[1::2, 1::2] = small[1::2, 1::2, 0]  # blue
+    colour = cv2.cvtColor(raw, DEMOSAIC[int(rng.integers(len(DEMOSAIC)))])
+    return cv2.warpAffine(colour, m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+
+
 def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One random camera/detector variation of a (250,160,3) uint8 BGR crop, returned at the
     model input size (INPUT_H, INPUT_W) and re-white-balanced as at run time.
@@ -305,7 +343,9 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
             np.ascontiguousarray(img), m, (w, h), flags=cv2.INTER_LINEAR,
             borderMode=border, borderValue=value,
         )  # fmt: skip
-    if rng.random() < 0.2:  # low-resolution camera (kaggle-like ~100 x 60 cards)
+    if MOSAIC_P and rng.random() < MOSAIC_P:  # a low-resolution colour camera's moire
+        img = mosaic(np.ascontiguousarray(img), rng)
+    elif rng.random() < 0.2:  # low-resolution camera (kaggle-like ~100 x 60 cards)
         s = rng.uniform(0.3, 0.6)
         img = cv2.resize(img, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
     img = cv2.resize(img, (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
@@ -715,10 +755,14 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--no-mirror", action="store_true", help="no left-right mirror flips")
     parser.add_argument(
+        "--mosaic-p", type=float, default=None,
+        help="share of crops through the simulated Bayer camera; default: the recipe's",
+    )  # fmt: skip
+    parser.add_argument(
         "--zoom-p", type=float, default=None, help="share of crops scaled; default: the recipe's"
     )  # fmt: skip
     args = parser.parse_args(argv)
-    global INK_CHROMA, MIRROR, RECIPE, ZOOM, ZOOM_P
+    global INK_CHROMA, MIRROR, MOSAIC_P, RECIPE, ZOOM, ZOOM_P
     if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
         lo, hi = args.zoom
         if not 0 < lo <= hi:
@@ -733,6 +777,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_mirror:  # an experiment: its own recipe name (and CV cache)
         MIRROR = False
         RECIPE = f"{RECIPE}-nomirror"
+    if args.mosaic_p is not None:  # an experiment: its own recipe name (and CV cache)
+        if not 0 <= args.mosaic_p <= 1:
+            parser.error(f"--mosaic-p: expected 0..1, got {args.mosaic_p:g}")
+        MOSAIC_P = args.mosaic_p
+        RECIPE = f"{RECIPE}-mosaic{args.mosaic_p:g}"
     if args.ink_chroma is not None:  # an experiment: its own recipe name (and CV cache)
         INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, 3.0)
         RECIPE = f"{RECIPE}-ink{args.ink_chroma:g}"

@@ -399,3 +399,25 @@ def test_shipped_confidence_is_calibrated_on_cross_validation_readings() -> None
             assert abs(row["right"] - row["mean_confidence"]) < 0.2, row
     top = record["reliability"][-1]
     assert top["from"] == 0.99 and top["n"] > 15_000 and top["right"] >= 0.999
+
+
+def test_dealt_tables_read_crops_as_tables_of_distinct_cards() -> None:
+    """The cross-validation's dealt tables (scripts/eval_classifier.py): distinct cards per
+    table; one card that is always misread spoils the tables it is dealt into (about 12 in
+    81), and the card it is misread as too where both are dealt (one deck has it once)."""
+    evaluation = load_script("eval_classifier")
+    truth = np.array(np.unravel_index(np.arange(81), (3, 3, 3, 3))).T  # all 81 cards
+    probs = np.full((81, 4, 3), 0.01, np.float32)
+    probs[np.arange(81)[:, None], np.arange(4)[None, :], truth] = 0.98
+    crops = np.full((81, 250, 160, 3), 235, np.uint8)  # blank paper: no ink evidence
+    perfect = evaluation.dealt_tables(crops, probs, truth)
+    assert perfect["n"] == evaluation.DEALT_TABLES * evaluation.DEALT_SIZE
+    assert perfect["card"] == 1.0 and perfect["tables"] == 1.0
+    wrong = probs.copy()
+    # Card 0 (1 red solid oval) read surely as 2 red solid ovals, a card also in the deck.
+    wrong[0, 0] = [0.01, 0.98, 0.01]
+    dealt = evaluation.dealt_tables(crops, wrong, truth)
+    spoilt = round(evaluation.DEALT_TABLES * (1 - dealt["tables"]))
+    assert 0.08 < spoilt / evaluation.DEALT_TABLES < 0.25  # measured: 35 of 200
+    assert spoilt <= dealt["cards_wrong"] <= 2 * spoilt  # measured: 36
+    assert dealt["per_attribute"]["colour"] == dealt["per_attribute"]["shape"] == 1.0
