@@ -727,7 +727,8 @@ def test_copies_in_other_formats_are_written_without_encoder_noise(
 def test_a_folder_of_annotated_copies_only_says_they_were_skipped(tmp_path: Path) -> None:
     folder = tmp_path / "f"
     folder.mkdir()
-    photo(folder / "t.sets.jpg")
+    assert run(str(photo(tmp_path / "t.jpg")), "--out", str(folder) + "/").exit_code == 0
+    assert [p.name for p in folder.iterdir()] == ["t.sets.jpg"]
     result = run(str(folder))
     assert result.exit_code == 2
     assert "no photos in this folder (JPEG, PNG, ...); 1 annotated copy (*.sets.jpg)" in (
@@ -744,3 +745,23 @@ def test_the_uncertain_flag_default_is_the_decoders() -> None:
 
     default = inspect.signature(photo_command).parameters["uncertain_below"].default
     assert default == UNCERTAIN_BELOW == 0.9
+
+
+def test_a_users_photo_named_like_a_copy_is_read_and_never_overwritten(tmp_path: Path) -> None:
+    """A folder scan skips only the copies setvision wrote (marked inside the JPEG): a photo
+    of the user's named ``a.sets.jpg`` is read like any photo, so the copy of ``a.jpg``, which
+    would take its name, is refused even with --force (it was overwritten, unannounced)."""
+    from vision.batch import is_annotated_copy
+
+    folder = tmp_path / "clash"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    mine = photo(folder / "a.sets.jpg", NO_SET)
+    before = mine.read_bytes()
+    assert not is_annotated_copy(mine)
+    result = run(str(folder), "--force", "--json")
+    assert mine.read_bytes() == before
+    lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
+    assert [line["image"] for line in lines] == [str(folder / "a.jpg"), str(mine)]
+    assert "is an input photo" in result.stderr
+    assert is_annotated_copy(folder / "a.sets.sets.jpg")  # the user's photo's own copy

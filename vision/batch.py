@@ -22,6 +22,7 @@ __all__ = [
     "PhotoJob",
     "PhotoOutcome",
     "annotated_path",
+    "is_annotated_copy",
     "list_photos",
     "plan_jobs",
     "process_photos",
@@ -29,15 +30,45 @@ __all__ = [
 
 #: File name endings treated as image files for ``--out`` (a file, not a folder).
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
-#: Annotated copies are named ``NAME.sets.jpg``; such files are skipped when listing folders.
+#: Annotated copies are named ``NAME.sets.jpg``; such files are skipped when listing folders
+#: if they carry :data:`COPY_MARK`.
 OUTPUT_SUFFIX: Final = ".sets.jpg"
+#: Written into every JPEG annotated copy as a comment segment (COM, 0xFFFE; viewers ignore
+#: it). A folder scan skips the ``*.sets.jpg`` files that carry it, and only those: a photo of
+#: the user's that happens to have such a name is read, so it is an input photo and is never
+#: overwritten as if it were an earlier copy, not even with ``--force``.
+COPY_MARK: Final = b"setvision annotated copy"
+
+
+def mark_jpeg(data: bytes) -> bytes:
+    """JPEG bytes with a comment segment holding :data:`COPY_MARK` inserted after the start of
+    image and its APP0 (JFIF) segment, where one is; other bytes are returned unchanged."""
+    if data[:2] != b"\xff\xd8":
+        return data
+    at = 2
+    if data[2:4] == b"\xff\xe0" and len(data) >= 6:
+        at = 4 + int.from_bytes(data[4:6], "big")
+    segment = b"\xff\xfe" + (len(COPY_MARK) + 2).to_bytes(2, "big") + COPY_MARK
+    return data[:at] + segment + data[at:]
+
+
+def is_annotated_copy(path: str | Path) -> bool:
+    """Whether ``path`` is a JPEG carrying :data:`COPY_MARK` in its first segments (an
+    annotated copy written by ``setvision photo``); False for anything unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    return head[:2] == b"\xff\xd8" and COPY_MARK in head
 
 
 def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list[Path]:
     """Expand folders into their photos (:func:`vision.io.list_images`); keep files as given.
 
-    Annotated copies (``*.sets.jpg``) inside folders are skipped so that running twice on a
-    folder does not read its own output; a photo named more than once is listed once.
+    Annotated copies inside folders (``*.sets.jpg`` carrying :data:`COPY_MARK`) are skipped so
+    that running twice on a folder does not read its own output; a photo named more than once
+    is listed once.
 
     Args:
         paths: photos and folders.
@@ -54,7 +85,11 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
         path = Path(raw)
         if path.is_dir():
             images = list_images(path, recursive=recursive)
-            found = [p for p in images if not p.name.lower().endswith(OUTPUT_SUFFIX)]
+            found = [
+                p
+                for p in images
+                if not (p.name.lower().endswith(OUTPUT_SUFFIX) and is_annotated_copy(p))
+            ]
             if not found:
                 where = "this folder or its subfolders" if recursive else "this folder"
                 hint = ""
@@ -378,16 +413,17 @@ def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | No
     jpeg = path.suffix.lower() in ("", ".jpg", ".jpeg", ".jpe")
     params = [cv2.IMWRITE_JPEG_QUALITY, 90] if jpeg else []  # other encoders warn of the key
     try:
-        ok, data = cv2.imencode(path.suffix or ".jpg", image, params)
+        ok, encoded = cv2.imencode(path.suffix or ".jpg", image, params)
         if not ok:
             return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
+        data = mark_jpeg(encoded.tobytes()) if jpeg else encoded.tobytes()
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         reason = error.strerror or str(error)
         return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"
     try:
         with open(path, "xb" if exclusive else "wb") as handle:
-            handle.write(data.tobytes())
+            handle.write(data)
     except FileExistsError:
         return f"{path} exists (written meanwhile by another run?); use --force to overwrite"
     except OSError as error:
