@@ -236,6 +236,47 @@ def test_corrupt_model_is_refused(tmp_path: Path) -> None:
         CardClassifier(bad)
 
 
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"calibration": "oops"}, "calibration: expected an object"),
+        ({"ink_chroma": 64}, "ink_chroma: expected an object"),
+        ({"calibration": {"temperatures": [1, 2]}}, "not four positive numbers"),
+        ({"input_height": 17}, "does not match the model's 125x80"),
+        ({"input_width": "wide"}, "not a valid card classifier description"),
+        ({"mean": "x"}, "not a valid card classifier description"),
+        ({"std": [0.25, 0.25, 0.0]}, "std positive"),
+        ({"std": None}, "not a valid card classifier description"),
+        ({"heads": ["colour", "count", "shape", "fill"]}, "label order"),
+        ({"ink_chroma": {"target": 64}}, "field 'max_gain'"),
+    ],
+)
+def test_a_hand_edited_model_json_gets_one_clear_error(
+    tmp_path: Path, edit: dict, message: str
+) -> None:
+    """A model JSON edited by hand (its checksum still matches the .onnx) is refused with the
+    file and the field named, never a traceback from deep in the runtime."""
+    src = MODELS / "card_classifier.onnx"
+    copy = tmp_path / src.name
+    copy.write_bytes(src.read_bytes())
+    meta = json.loads(src.with_suffix(".json").read_text()) | edit
+    copy.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(SetVisionError, match=message) as error:
+        CardClassifier(copy)
+    assert str(copy.with_suffix(".json")) in str(error.value)
+
+
+def test_a_model_json_missing_a_field_names_it(tmp_path: Path) -> None:
+    src = MODELS / "card_classifier.onnx"
+    copy = tmp_path / src.name
+    copy.write_bytes(src.read_bytes())
+    meta = json.loads(src.with_suffix(".json").read_text())
+    del meta["channel_order"]
+    copy.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(SetVisionError, match="field 'channel_order'"):
+        CardClassifier(copy)
+
+
 def test_rendered_cards_are_read_right(classifier: CardClassifier) -> None:
     render = pytest.importorskip("vision.render")
     cards = list(full_deck()[::3])  # 27 cards, every value of every attribute

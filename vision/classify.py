@@ -282,15 +282,38 @@ class CardClassifier:
                 f"could not load the card classifier {self.info.onnx_path}: {error}"
             ) from error
         self._input = self._session.get_inputs()[0].name
-        meta = self.info.meta
-        if meta.get("labels") != _LABELS:
+        try:
+            self._read_meta(self.info.meta, self._session.get_inputs()[0].shape)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            # A hand-edited or foreign JSON: say which file and field, never a traceback.
+            field = f"field {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
+            raise SetVisionError(
+                f"{self.info.json_path}: not a valid card classifier description ({field})"
+            ) from error
+
+    def _read_meta(self, meta: dict, input_shape: list) -> None:
+        """Take the input size, normalisation, ink chroma and calibration from the model JSON.
+
+        Raises:
+            SetVisionError: for a label order or an input size that does not match.
+            KeyError, TypeError, ValueError, AttributeError: for a missing or malformed field.
+        """
+        if meta.get("labels") != _LABELS or list(meta.get("heads", HEADS)) != list(HEADS):
             raise SetVisionError(
                 f"{self.info.json_path}: label order {meta.get('labels')} does not match "
                 f"vision.cards {_LABELS}; the model was made for another version"
             )
         self._size = (int(meta["input_height"]), int(meta["input_width"]))
+        fixed = tuple(input_shape[2:4]) if len(input_shape) == 4 else ()
+        if all(isinstance(d, int) for d in fixed) and len(fixed) == 2 and fixed != self._size:
+            raise SetVisionError(
+                f"{self.info.json_path}: input size {self._size[0]}x{self._size[1]} does not "
+                f"match the model's {fixed[0]}x{fixed[1]}"
+            )
         self._mean = tuple(float(x) for x in meta["mean"])
         self._std = tuple(float(x) for x in meta["std"])
+        if len(self._mean) != 3 or len(self._std) != 3 or min(self._std) <= 0:
+            raise ValueError("mean and std: expected three numbers each, std positive")
         self._rgb = meta["channel_order"] == "RGB"
         calibration = meta.get("calibration")
         #: (4,) temperature per head (count, colour, shape, fill) for the reported confidence
@@ -298,6 +321,8 @@ class CardClassifier:
         #: cross-validation readings; None for a model without them (raw confidence).
         self.temperatures: tuple[float, ...] | None = None
         if calibration is not None:
+            if not isinstance(calibration, dict):
+                raise ValueError("calibration: expected an object with 'temperatures'")
             temps = tuple(float(t) for t in calibration.get("temperatures", ()))
             if len(temps) != 4 or not all(0.0 < t < 100.0 for t in temps):
                 raise SetVisionError(
@@ -306,6 +331,8 @@ class CardClassifier:
                 )
             self.temperatures = temps
         chroma = meta.get("ink_chroma")
+        if chroma is not None and not isinstance(chroma, dict):
+            raise ValueError("ink_chroma: expected an object with 'target' and 'max_gain'")
         self._ink_chroma = (
             None if chroma is None else (float(chroma["target"]), float(chroma["max_gain"]))
         )
