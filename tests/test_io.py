@@ -233,6 +233,20 @@ def test_damaged_jpeg_is_refused_without_library_noise(tmp_path, capfd) -> None:
     assert capfd.readouterr().err == ""
 
 
+def test_a_raised_limit_still_stops_at_what_opencv_decodes() -> None:
+    """``--max-pixels`` above OpenCV's own limit (2^30 pixels unless
+    OPENCV_IO_MAX_IMAGE_PIXELS says otherwise): the header check says so in words, instead of
+    OpenCV's assertion text."""
+    data = bytearray(encode(half_red(), ".png"))
+    data[16:24] = struct.pack(">II", 40000, 40000)
+    with pytest.raises(SetVisionError) as caught:
+        load_image(bytes(data), max_pixels=2_000_000_000)
+    message = str(caught.value)
+    assert "more than OpenCV decodes (1074 MP" in message
+    assert "OPENCV_IO_MAX_IMAGE_PIXELS" in message
+    assert "Assertion" not in message
+
+
 def test_limit_message_tells_a_near_limit_apart() -> None:
     # 1,920,000 pixels against a limit of 1,919,999: both round to 1.92 MP, so the message
     # gives the exact counts instead of "1.92 MP ... more than the 1.92 MP limit".

@@ -81,7 +81,8 @@ def photo_command(
         typer.Option(
             "--max-pixels",
             min=1,
-            help="Refuse photos with more pixels than this (a guard against decompression bombs).",
+            help="Refuse photos with more pixels than this (a guard against decompression "
+            "bombs; OpenCV itself decodes at most 2^30, about 1,074 MP).",
         ),
     ] = MAX_PIXELS,
     model: Annotated[

@@ -128,6 +128,13 @@ def load_image(
                 "limit; resize the photo or, if it is genuine, raise the limit "
                 "(setvision photo --max-pixels)"
             )
+        if width * height > _opencv_pixel_limit():
+            raise SetVisionError(
+                f"{name} declares {width} x {height} pixels "
+                f"({_megapixels(width * height)} MP), more than OpenCV decodes "
+                f"({_megapixels(_opencv_pixel_limit())} MP; the environment variable "
+                "OPENCV_IO_MAX_IMAGE_PIXELS, read when setvision starts, raises it)"
+            )
     if _is_jpeg(head) and _jpeg_truncated(data):
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
     buffer = np.frombuffer(data, dtype=np.uint8)
@@ -138,6 +145,12 @@ def load_image(
             else:
                 frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
     except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
+        if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):  # a format whose size is not read above
+            raise SetVisionError(
+                f"{name} has more pixels than OpenCV decodes "
+                f"({_megapixels(_opencv_pixel_limit())} MP; the environment variable "
+                "OPENCV_IO_MAX_IMAGE_PIXELS, read when setvision starts, raises it)"
+            ) from exc
         raise SetVisionError(f"{name} could not be decoded: {str(exc).strip()}") from exc
     damage = [
         line
@@ -156,6 +169,15 @@ def load_image(
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     return np.ascontiguousarray(frame)
+
+
+def _opencv_pixel_limit() -> int:
+    """The most pixels OpenCV's decoders accept: ``OPENCV_IO_MAX_IMAGE_PIXELS`` (read by OpenCV
+    once, when it is loaded), 2^30 by default."""
+    try:
+        return int(os.environ.get("OPENCV_IO_MAX_IMAGE_PIXELS", 1 << 30))
+    except ValueError:
+        return 1 << 30
 
 
 #: Decoder messages that mean the image data is damaged (parts of the picture made up), as
