@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from vision.cli import app
 from vision.game import replay
 from vision.simulate import (
+    CHECK_CONFIDENCE,
+    FIGURES,
     Tally,
     estimates,
     format_report,
@@ -122,3 +124,22 @@ def test_tiny_runs_never_claim_certainty(seed: int) -> None:
     for estimate in simulate(games=2, seed=seed).estimates:
         if estimate.method != "normal" and not math.isnan(estimate.low):
             assert estimate.high > estimate.low, estimate.name
+
+
+def test_references_hold_the_true_values_where_they_are_known(run) -> None:
+    """The 15-random-card reference covers the value a direct count gives (0.0363%: 3,632 of
+    10,000,000 random deals without a SET, independent of the engine); the booklet's "~2500:1"
+    taken as exactly 1/2501 did not, so long runs of a right engine failed --check."""
+    figures = {e.name: e.reference for e in estimates(run.tally)}
+    assert len(figures) == FIGURES
+    fifteen = figures["P(no SET in 15 random cards)"]
+    assert fifteen.low < 3632 / 10_000_000 < fifteen.high
+
+
+def test_check_widens_the_intervals_for_all_figures_together() -> None:
+    # Eight figures at 95% each: a right engine misses one in about a third of the seeds.
+    assert pytest.approx(1 - 0.05 / FIGURES) == CHECK_CONFIDENCE
+    result = CliRunner().invoke(app, ["simulate", "--games", "300", "--check"])
+    assert "99.375% intervals" in result.output
+    plain = CliRunner().invoke(app, ["simulate", "--games", "300"])
+    assert "95% intervals" in plain.output
