@@ -508,6 +508,8 @@ def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
     [
         ("res.txt", False, ".txt is not an image type"),
         ("notes.txt", True, "is neither a folder nor an image file name"),
+        (".jpg", False, "is only an image suffix"),  # was made into a hidden folder
+        (".PNG", False, "is only an image suffix"),
     ],
 )
 def test_out_that_is_not_an_image_name_is_refused(

@@ -210,11 +210,18 @@ def plan_jobs(
     Raises:
         SetVisionError: if a file stands where a folder above ``out`` should be
             (``notes.txt/x.jpg``), if ``out`` names a single file but several photos are
-            given, or, for one photo, an existing file that is not an image (``/dev/null``)
+            given, a name that is only an image suffix (``.jpg``), or, for one photo, an
+            existing file that is not an image (``/dev/null``)
             or a new name with a non-image suffix of letters (``res.txt``; ``run.v2`` is taken
             as a folder).
     """
     many = len(photos) > 1
+    if out is not None and not folder and out.name.lower() in IMAGE_SUFFIXES:
+        # ".jpg" is a hidden name without a suffix to the path library: it became a folder.
+        raise SetVisionError(
+            f"--out {out}: is only an image suffix; name a file ({out.parent / 'copy'}"
+            f"{out.name}) or a folder"
+        )
     blocker = None if out is None else _file_in_the_way(out)
     if blocker is not None:
         raise SetVisionError(f"--out {out}: {blocker} is a file, not a folder")
