@@ -81,6 +81,10 @@ def test_never_overwrites_without_force(tmp_path: Path) -> None:
     assert len(again.stderr.strip().splitlines()) == 1
     assert "4 cards, 1 SET" in again.stdout  # the readings are still reported
     assert (tmp_path / "table.sets.jpg").stat().st_mtime_ns == before
+    assert "--force to overwrite, --out or --no-image" in again.stderr
+    # Where --out named the file already, the advice is another --out.
+    named = run(str(src), "--out", str(tmp_path / "table.sets.jpg"))
+    assert "--force to overwrite, another --out or --no-image" in named.stderr
     assert run(str(src), "--force").exit_code == 0
 
 

@@ -268,7 +268,8 @@ def plan_jobs(
             continue
         refusal = None if target is None else _link_refusal(target)
         if refusal is None and target is not None and target.exists() and not force:
-            refusal = f"{target} exists; use --force to overwrite, --out or --no-image"
+            other = "--out" if out is None else "another --out"
+            refusal = f"{target} exists; use --force to overwrite, {other} or --no-image"
         elif refusal is None and target is not None and out is None and _read_only(target.parent):
             refusal = (
                 f"{target.parent} is a read-only folder: no annotated copy is written beside "
