@@ -771,3 +771,16 @@ def test_a_users_photo_named_like_a_copy_is_read_and_never_overwritten(tmp_path:
     assert [line["image"] for line in lines] == [str(folder / "a.jpg"), str(mine)]
     assert "is an input photo" in result.stderr
     assert is_annotated_copy(folder / "a.sets.sets.jpg")  # the user's photo's own copy
+
+
+def test_json_lines_follow_the_input_order_with_missing_paths(tmp_path: Path) -> None:
+    """A path that names nothing gets its --json line in its place among the photos' lines
+    (it came first, before any photo was read)."""
+    a, b = photo(tmp_path / "a.jpg"), photo(tmp_path / "b.jpg", NO_SET)
+    gone = tmp_path / "missing.jpg"
+    for order in ([a, gone, b], [gone, a, a, b], [a, b, gone]):
+        result = run(*map(str, order), "--json", "--no-image")
+        assert result.exit_code == 2
+        lines = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
+        expected = list(dict.fromkeys(map(str, order)))  # a photo named twice is read once
+        assert lines == expected, (order, lines)

@@ -108,6 +108,9 @@ def photo_command(
     # variable, which would otherwise mean "here") is reported, and the others still processed.
     found: list[Path] = []
     named_none = 0
+    # --json lines of paths that name nothing, each with the number of photos found before it:
+    # printed in their place among the photos' lines (input order).
+    pending: list[tuple[int, str]] = []
     for raw in paths:
         try:
             if not raw.strip():
@@ -117,12 +120,20 @@ def photo_command(
             found += list_photos([raw], recursive=recursive)
         except (FileNotFoundError, SetVisionError) as error:
             _error(str(error))
-            if as_json:
-                typer.echo(json.dumps(_json_error(raw, str(error))))
+            pending.append((len(found), json.dumps(_json_error(raw, str(error)))))
             failures += 1
             unread += 1
             named_none += 1
     photos = list_photos(found)  # all files now: only drops a photo named twice
+    if pending:  # count the photos before each line as they are listed now, without repeats
+        firsts = [len(list_photos(found[:before])) if before else 0 for before, _ in pending]
+        pending = [(first, line) for first, (_, line) in zip(firsts, pending, strict=True)]
+
+    def flush(upto: int) -> None:
+        """Print the pending --json lines placed before photo number ``upto``."""
+        while as_json and pending and pending[0][0] <= upto:
+            typer.echo(pending.pop(0)[1])
+
     show = show and _can_show(no_image)
     planned = plan_jobs(
         photos, out_path, draw=not no_image, force=force, keep_image=show, folder=out_folder
@@ -133,7 +144,8 @@ def photo_command(
         "max_pixels": max_pixels,
     }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
-    for outcome in _progress(stream, len(planned), enabled=len(planned) > 1):
+    for number, outcome in enumerate(_progress(stream, len(planned), enabled=len(planned) > 1)):
+        flush(number)
         if outcome.result is not None:  # read, even if writing its copy then failed
             if (frames := frame_count(outcome.photo)) > 1:
                 _warn(f"{outcome.photo} holds {frames} frames (an animation or a multi-page "
@@ -161,6 +173,7 @@ def photo_command(
             continue
         if show and outcome.annotated is not None:
             show = _show(outcome.photo, outcome.annotated)
+    flush(len(planned))
     total = len(photos) + named_none
     if total > 1 and not as_json:
         # A photo whose copy could not be written was still read and reported: processed.
