@@ -784,3 +784,15 @@ def test_json_lines_follow_the_input_order_with_missing_paths(tmp_path: Path) ->
         lines = [json.loads(line)["image"] for line in result.stdout.strip().splitlines()]
         expected = list(dict.fromkeys(map(str, order)))  # a photo named twice is read once
         assert lines == expected, (order, lines)
+
+
+def test_a_broken_link_in_a_folder_is_reported_not_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    (folder / "b.jpg").symlink_to(tmp_path / "gone.jpg")
+    result = run(str(folder), "--no-image")
+    assert result.exit_code == 2
+    assert "4 cards, 1 SET" in result.stdout
+    (line,) = result.stderr.strip().splitlines()
+    assert "b.jpg is a link to a file that is gone" in line and "Traceback" not in result.stderr

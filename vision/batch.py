@@ -106,7 +106,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
                     hint = "; it has subfolders: use --recursive to look in them"
                 raise SetVisionError(f"{path}: no photos in {where} (JPEG, PNG, ...){hint}")
             out.extend(found)
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a broken link: reading it says so
             out.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")

@@ -274,7 +274,8 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
     """Image files in ``folder`` (by extension, case-insensitive), sorted by path.
 
     Hidden files (names starting with ``.``) are skipped, and with ``recursive`` so are hidden
-    folders (``.git``, ``.cache``, ...).
+    folders (``.git``, ``.cache``, ...). A link to a photo that is gone is listed (reading it
+    then says so) rather than skipped unannounced.
 
     Args:
         folder: the folder to list.
@@ -295,7 +296,7 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
         for p in found
         if p.suffix.lower() in IMAGE_EXTENSIONS
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        and p.is_file()
+        and (p.is_file() or (p.is_symlink() and not p.exists()))
     )
 
 
@@ -368,6 +369,9 @@ def _read(source: ImageSource, max_bytes: int) -> tuple[bytes | memoryview, str]
         return memoryview(source).cast("B"), "the image data"
     path = Path(source)
     if not path.exists():
+        if path.is_symlink():
+            target = os.readlink(path)
+            raise FileNotFoundError(f"{path} is a link to a file that is gone ({target})")
         raise FileNotFoundError(f"image not found: {path}")
     if path.is_dir():
         raise SetVisionError(f"{path} is a folder, not a photo; pass an image file")
