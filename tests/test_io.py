@@ -71,6 +71,9 @@ def test_png_alpha_composited_on_white():
     assert img.shape == (10, 12, 3)
     assert (img[:, :6] == 255).all()  # transparent: white, as a viewer shows it
     assert is_red(img[5, 9])
+    rgba[..., 3] = 0  # nothing shows: said so, instead of "no cards found" on a white frame
+    with pytest.raises(SetVisionError, match="fully transparent"):
+        load_image(encode(rgba, ".png"))
 
 
 def test_png_16bit_and_greyscale():

@@ -141,7 +141,7 @@ def load_image(
     try:
         with _decoder_messages() as messages:
             if _has_alpha(data):
-                frame = _decode_alpha(buffer)
+                frame = _decode_alpha(buffer, name)
             else:
                 frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
     except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
@@ -468,8 +468,12 @@ def _has_alpha(data: bytes | memoryview) -> bool:
     return False
 
 
-def _decode_alpha(buffer: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
-    """Decode with alpha and composite over white (8-bit BGR)."""
+def _decode_alpha(buffer: npt.NDArray[np.uint8], name: str) -> npt.NDArray[np.uint8] | None:
+    """Decode with alpha and composite over white (8-bit BGR).
+
+    Raises:
+        SetVisionError: if the alpha channel hides every pixel (a blank white frame would
+            only say "no cards found")."""
     image = cv2.imdecode(buffer, cv2.IMREAD_UNCHANGED)
     if image is None:
         return None
@@ -486,5 +490,7 @@ def _decode_alpha(buffer: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None
         colour = cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
     else:
         colour, alpha = image[..., :3], image[..., 3]
+    if not alpha.any():
+        raise SetVisionError(f"{name} is fully transparent (its alpha channel hides every pixel)")
     a = alpha.astype(np.float32)[..., None] / 255.0
     return (colour.astype(np.float32) * a + 255.0 * (1.0 - a) + 0.5).astype(np.uint8)
