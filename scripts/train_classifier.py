@@ -74,6 +74,8 @@ MIRROR = True
 #: kaggle's striped cards (read as squiggles by models that never saw it). 0: off (v7 and
 #: older).
 MOSAIC_P = 0.0
+#: Share of the other augmented crops shrunk to 0.3-0.6 of their size (anti-aliased) and back.
+LOW_RES_P = 0.2
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -345,7 +347,7 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         )  # fmt: skip
     if MOSAIC_P and rng.random() < MOSAIC_P:  # a low-resolution colour camera's moire
         img = mosaic(np.ascontiguousarray(img), rng)
-    elif rng.random() < 0.2:  # low-resolution camera (kaggle-like ~100 x 60 cards)
+    elif rng.random() < LOW_RES_P:  # low-resolution camera (kaggle-like ~100 x 60 cards)
         s = rng.uniform(0.3, 0.6)
         img = cv2.resize(img, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
     img = cv2.resize(img, (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
@@ -755,6 +757,10 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--no-mirror", action="store_true", help="no left-right mirror flips")
     parser.add_argument(
+        "--low-res-p", type=float, default=None,
+        help="share of the crops not through the camera shrunk and enlarged; default: recipe's",
+    )  # fmt: skip
+    parser.add_argument(
         "--mosaic-p", type=float, default=None,
         help="share of crops through the simulated Bayer camera; default: the recipe's",
     )  # fmt: skip
@@ -762,7 +768,7 @@ def main(argv: list[str] | None = None) -> None:
         "--zoom-p", type=float, default=None, help="share of crops scaled; default: the recipe's"
     )  # fmt: skip
     args = parser.parse_args(argv)
-    global INK_CHROMA, MIRROR, MOSAIC_P, RECIPE, ZOOM, ZOOM_P
+    global INK_CHROMA, LOW_RES_P, MIRROR, MOSAIC_P, RECIPE, ZOOM, ZOOM_P
     if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
         lo, hi = args.zoom
         if not 0 < lo <= hi:
@@ -782,6 +788,11 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--mosaic-p: expected 0..1, got {args.mosaic_p:g}")
         MOSAIC_P = args.mosaic_p
         RECIPE = f"{RECIPE}-mosaic{args.mosaic_p:g}"
+    if args.low_res_p is not None:  # an experiment: its own recipe name (and CV cache)
+        if not 0 <= args.low_res_p <= 1:
+            parser.error(f"--low-res-p: expected 0..1, got {args.low_res_p:g}")
+        LOW_RES_P = args.low_res_p
+        RECIPE = f"{RECIPE}-lowres{args.low_res_p:g}"
     if args.ink_chroma is not None:  # an experiment: its own recipe name (and CV cache)
         INK_CHROMA = None if args.ink_chroma <= 0 else (args.ink_chroma, 3.0)
         RECIPE = f"{RECIPE}-ink{args.ink_chroma:g}"

@@ -108,3 +108,12 @@ def test_bad_mosaic_share_is_refused(recipe, capsys) -> None:
         recipe.main(["--mosaic-p", "1.5", "--cache-only"])
     assert exit_info.value.code == 2
     assert "expected" in capsys.readouterr().err
+
+
+def test_low_res_share_is_an_experiment_with_its_own_recipe(recipe, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(recipe, "RECIPE", recipe.RECIPE)
+    monkeypatch.setattr(recipe, "LOW_RES_P", recipe.LOW_RES_P)
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.main(["--low-res-p", "-0.1", "--cache-only"])
+    assert exit_info.value.code == 2 and "expected" in capsys.readouterr().err
+    assert recipe.LOW_RES_P == 0.2  # the v7 share: the recipe is unchanged by default
