@@ -129,12 +129,8 @@ def load_image(
                 "(setvision photo --max-pixels)"
             )
         if width * height > _opencv_pixel_limit():
-            raise SetVisionError(
-                f"{name} declares {width} x {height} pixels "
-                f"({_megapixels(width * height)} MP), more than OpenCV decodes "
-                f"({_megapixels(_opencv_pixel_limit())} MP; the environment variable "
-                "OPENCV_IO_MAX_IMAGE_PIXELS, read when setvision starts, raises it)"
-            )
+            declared = f"declares {width} x {height} pixels ({_megapixels(width * height)} MP)"
+            raise _beyond_opencv(name, f"{declared}, more than")
     if _is_jpeg(head) and _jpeg_truncated(data):
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
     buffer = np.frombuffer(data, dtype=np.uint8)
@@ -146,11 +142,7 @@ def load_image(
                 frame = cv2.imdecode(buffer, _decode_flag(head, size, min_long_side))
     except cv2.error as exc:  # OpenCV's own size limit, or a corrupt stream
         if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):  # a format whose size is not read above
-            raise SetVisionError(
-                f"{name} has more pixels than OpenCV decodes "
-                f"({_megapixels(_opencv_pixel_limit())} MP; the environment variable "
-                "OPENCV_IO_MAX_IMAGE_PIXELS, read when setvision starts, raises it)"
-            ) from exc
+            raise _beyond_opencv(name, "has more pixels than") from exc
         raise SetVisionError(f"{name} could not be decoded: {str(exc).strip()}") from exc
     damage = [
         line
@@ -178,6 +170,15 @@ def _opencv_pixel_limit() -> int:
         return int(os.environ.get("OPENCV_IO_MAX_IMAGE_PIXELS", 1 << 30))
     except ValueError:
         return 1 << 30
+
+
+def _beyond_opencv(name: str, what: str) -> SetVisionError:
+    """The error for an image larger than OpenCV decodes: "NAME {what} OpenCV decodes (...)"."""
+    return SetVisionError(
+        f"{name} {what} OpenCV decodes "
+        f"({_megapixels(_opencv_pixel_limit())} MP; the environment variable "
+        "OPENCV_IO_MAX_IMAGE_PIXELS, read when setvision starts, raises it)"
+    )
 
 
 #: Decoder messages that mean the image data is damaged (parts of the picture made up), as
