@@ -141,5 +141,6 @@ def test_check_widens_the_intervals_for_all_figures_together() -> None:
     assert pytest.approx(1 - 0.05 / FIGURES) == CHECK_CONFIDENCE
     result = CliRunner().invoke(app, ["simulate", "--games", "300", "--check"])
     assert "99.375% intervals" in result.output
+    assert "only gross errors can show" in result.stderr  # 300 games: said so
     plain = CliRunner().invoke(app, ["simulate", "--games", "300"])
-    assert "95% intervals" in plain.output
+    assert "95% intervals" in plain.output and plain.stderr == ""

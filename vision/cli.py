@@ -158,8 +158,14 @@ def simulate_command(
     """Play random games and compare the odds of no SET with the published figures."""
     import json
 
-    from vision.simulate import CHECK_CONFIDENCE, format_report, simulate
+    from vision.simulate import CHECK_CONFIDENCE, CHECK_MIN_GAMES, format_report, simulate
 
+    if check and games < CHECK_MIN_GAMES:
+        typer.echo(
+            f"setvision: warning: --check with {games:,} games: the intervals are so wide that "
+            f"only gross errors can show; use {CHECK_MIN_GAMES:,} games or more",
+            err=True,
+        )
     report = simulate(games=games, seed=seed, confidence=CHECK_CONFIDENCE if check else 0.95)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))

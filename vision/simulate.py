@@ -58,6 +58,7 @@ from vision.rules import Variant, count_sets, third_card
 
 __all__ = [
     "CHECK_CONFIDENCE",
+    "CHECK_MIN_GAMES",
     "FIGURES",
     "Estimate",
     "Reference",
@@ -406,6 +407,11 @@ FIGURES = 8
 #: Confidence of each interval when all :data:`FIGURES` are checked together (``setvision
 #: simulate --check``): 95% for the family (Bonferroni).
 CHECK_CONFIDENCE = 1 - 0.05 / FIGURES
+#: Fewest games for a meaningful check: at 10,000 the 15-random-card figure rests on about 4
+#: games without a SET, and the first-deal interval (+-0.49 points at 99.4%) is already nine
+#: times as wide as its reference range; far fewer games can only catch gross errors
+#: (``setvision simulate --check`` warns).
+CHECK_MIN_GAMES = 10_000
 
 
 def _z(confidence: float) -> float:
