@@ -126,7 +126,7 @@ def photo_command(
             named_none += 1
     photos = list_photos(found)  # all files now: only drops a photo named twice
     if pending:  # count the photos before each line as they are listed now, without repeats
-        firsts = [len(list_photos(found[:before])) if before else 0 for before, _ in pending]
+        firsts = [len(list_photos(found[:before])) for before, _ in pending]
         pending = [(first, line) for first, (_, line) in zip(firsts, pending, strict=True)]
 
     def flush(upto: int) -> None:
