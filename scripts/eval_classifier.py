@@ -21,6 +21,9 @@ Two evaluations:
   their cards, cut from the annotated corners as at run time. Together with ``loso`` every
   annotated table source is read by a model that never saw it (``scripts/evaluate.py --cv``
   runs the same models end to end, detector included);
+* ``framing`` (with ``folds``): every annotated table-photo card warped from its corners
+  scaled about the centre (x0.9 to x1.3: a detector quad off, the table round the card),
+  read by the cross-validation model that never saw its source (:func:`evaluate_framing`);
 * ``reliability`` (with both): what a card's confidence means, over every left-out card with a
   trusted label: per confidence bin, the share of cards read fully right.
 
@@ -53,6 +56,7 @@ import train_classifier as tc  # noqa: E402
 from vision.classify import HEADS, CardClassifier  # noqa: E402
 from vision.colour import table_colour  # noqa: E402
 from vision.decode import decode_table, tempered_log_probs  # noqa: E402
+from vision.warp import warp_cards  # noqa: E402
 
 RESULTS = REPO / "models" / "card_classifier_eval.json"
 
@@ -354,6 +358,47 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Sc
     return out
 
 
+#: Scales of the annotated corners about each card's centre for :func:`evaluate_framing`: a quad
+#: found a little inside the card (0.9), or too large (a tray cell, a card sleeve, a shadow
+#: taken with the card), so that the table and the neighbouring cards show round it.
+FRAMING = (0.9, 1.0, 1.1, 1.2, 1.3)
+
+
+def evaluate_framing(steps: int, seed: int, threads: int) -> dict:
+    """Every annotated table-photo card warped (``vision.warp.warp_cards``, white-balanced as at
+    run time) from its corners scaled about their mean by each of :data:`FRAMING`, read by the
+    cross-validation model that never saw its source (:func:`cv_models`): how a reading holds
+    when the detector's quad is off, with the real table round the card."""
+    from vision.evaluation import load_annotations
+    from vision.io import load_image
+
+    models = {s: CardClassifier(p) for s, p in cv_models(steps, seed, threads).items()}
+    root = tc.shared_datasets()
+    assert root is not None
+    preds: dict[float, list[np.ndarray]] = {f: [] for f in FRAMING}
+    truths = []
+    for photo in load_annotations(tc.ANNOTATIONS, reviewed_only=True):
+        cards = [
+            c for c in photo.cards if not c.partial and all(a in c.attributes for a in tc.LABELS)
+        ]
+        if not cards:
+            continue
+        frame = load_image(root / photo.path)
+        corners = np.array([c.corners for c in cards], np.float32)
+        centre = corners.mean(axis=1, keepdims=True)
+        truths.append(
+            [[tc.LABELS[a].index(str(c.attributes[a])) for a in tc.LABELS] for c in cards]
+        )
+        for f in FRAMING:
+            crops = warp_cards(frame, centre + np.float32(f) * (corners - centre))
+            preds[f].append(predict(models[photo.source], crops))
+    truth = np.concatenate([np.array(t, np.int64) for t in truths])
+    return {
+        f"x{f:g}": report(f"table-photo cards, quad x{f:g}", np.concatenate(preds[f]), truth)
+        for f in FRAMING
+    }
+
+
 def write_calibration(temperatures: np.ndarray, cards: int) -> None:
     """Store the fitted temperatures in the shipped model's JSON (``calibration``), which
     :class:`vision.classify.CardClassifier` applies to the confidence it reports."""
@@ -401,6 +446,8 @@ def main(argv: list[str] | None = None) -> None:
         results["folds"] = evaluate_folds(tables, args.loso_steps, args.seed, args.threads, scored)
         results["loso_steps"] = args.loso_steps
         results["cv_recipe"] = tc.RECIPE
+    if args.only in (None, "folds"):
+        results["framing"] = evaluate_framing(args.loso_steps, args.seed, args.threads)
     if args.only is None:  # every left-out card: what the confidence means, and calibration
         temperatures = fit_temperatures(scored)
         print("temperatures (count, colour, shape, fill):", temperatures.tolist())

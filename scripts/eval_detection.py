@@ -202,7 +202,7 @@ def main(
         str | None,
         typer.Option(
             help="Alter each photo first, as scripts/eval_robustness.py: "
-            "blur, small, noise, jpeg95, dark60, warm or none."
+            "blur, small, noise, jpeg95, jpeg50, dark60, warm or none."
         ),
     ] = None,
 ) -> None:

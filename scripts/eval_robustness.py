@@ -10,7 +10,8 @@ whether an error is at least reported, not only how many there are.
 
 Alterations (:data:`ALTERATIONS`):
 
-* light and encoding: ``jpeg95`` (re-encoded at JPEG quality 95), ``dark60`` (every channel x 0.6:
+* light and encoding: ``jpeg95`` and ``jpeg50`` (re-encoded at JPEG quality 95, or 50 as a
+  messaging app may send it), ``dark60`` (every channel x 0.6:
   a dim room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light);
 * camera: ``blur`` (defocus: a Gaussian blur of sigma 0.1 % of the photo's long side, 4 px on a
   12 MP photo), ``small`` (resized so the long side is :data:`SMALL_SIDE` px: a far or
@@ -103,6 +104,9 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, float]]] = {
     "jpeg95": lambda im: _same(
         cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     ),
+    "jpeg50": lambda im: _same(
+        cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 50])[1].tobytes()
+    ),
     "dark60": lambda im: _same(_png(dark(im))),
     "none": lambda im: _same(_png(im)),
     "warm": lambda im: _same(_png(warm(im))),
@@ -144,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         right: list[float] = []
         wrong: list[tuple[float, str]] = []
         missed = total = 0
+        lost: list[str] = []  # photos with true cards left without a reading
         for truth in truths:
             data, scale = ALTERATIONS[name](load_image(root / truth.path))
             table = process_photo(
@@ -155,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             _, pairs = evaluate.match(pred, truth.cards)
             total += len(truth.cards)
             missed += len(truth.cards) - len(pairs)
+            if len(pairs) < len(truth.cards):
+                lost.append(f"{truth.path} ({len(truth.cards) - len(pairs)})")
             for p, t in pairs:
                 confidence = float(table.confidences[keep[p]])
                 if pred[p] == truth.cards[t]:
@@ -176,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         for confidence, what in sorted(wrong, reverse=True):
             print(f"  {confidence:.2f}  {what}")
+        if lost:
+            print(f"  not found in: {', '.join(lost)}")
     return 0
 
 

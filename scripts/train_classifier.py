@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from vision.cards import ATTRIBUTES  # noqa: E402
 from vision.classify import crop_single_card, normalise_ink_chroma  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
-from vision.warp import paper_mask, white_balance  # noqa: E402
+from vision.warp import BALANCE_VERSION, paper_mask, white_balance  # noqa: E402
 
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
 #: Training steps of the shipped model. The cross-validation models train as many, so that
@@ -76,6 +76,14 @@ MIRROR = True
 MOSAIC_P = 0.0
 #: Share of the other augmented crops shrunk to 0.3-0.6 of their size (anti-aliased) and back.
 LOW_RES_P = 0.2
+#: Share of each batch drawn from the table-photo cards warped from a quad too large
+#: (:data:`CONTEXT_SCALE`: a tray cell, a sleeve, a shadow taken with the card), so that the
+#: real table and the neighbouring cards' edges show round the card. 0: off (v7 and older).
+CONTEXT_SHARE = 0.0
+#: Range (log-uniform) of the scale of those quads about the card's centre, and the largest
+#: shift of their centre (fraction of the card's size, each axis).
+CONTEXT_SCALE = (1.1, 1.35)
+CONTEXT_SHIFT = 0.03
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -125,7 +133,9 @@ def load_real(verbose: bool = True) -> dict[str, np.ndarray]:
     assert root is not None
     with open(root / "crops.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    digest = hashlib.sha256("".join(r["path"] for r in rows).encode()).hexdigest()[:12]
+    # The white balance's version keys the cache: crops made by another version are stale.
+    key = f"wb{BALANCE_VERSION}" + "".join(r["path"] for r in rows)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     base = cache_dir() / f"real-crops-{digest}"
     if not Path(f"{base}.npz").exists():
         t0 = time.time()
@@ -157,7 +167,10 @@ def load_real(verbose: bool = True) -> dict[str, np.ndarray]:
 def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
     """Every whole annotated card with all four attributes, warped from its photo with the
     annotated corners (vision.warp.warp_cards, white-balanced), cached: crops (N,250,160,3)
-    uint8 BGR, labels (N,4), source (N,) str (the table source), paths (N,) str (photo)."""
+    uint8 BGR, labels (N,4), source (N,) str (the table source), paths (N,) str (photo), and
+    context (N,250,160,3): each card warped once more from its corners scaled about their
+    centre by a seeded factor in :data:`CONTEXT_SCALE` and shifted by up to
+    :data:`CONTEXT_SHIFT`, the table round it."""
     from vision.evaluation import load_annotations
     from vision.io import load_image
     from vision.warp import warp_cards
@@ -171,14 +184,16 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
         for card in photo.cards
         if not card.partial and all(a in card.attributes for a in LABELS)
     ]
-    key = "".join(
+    key = f"wb{BALANCE_VERSION}ctx{CONTEXT_SCALE}{CONTEXT_SHIFT}" + "".join(
         f"{p.path}{c.corners.round(1).tolist()}{sorted(c.attributes.items())}" for p, c in rows
     )
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     path = cache_dir() / f"table-crops-{digest}.npz"
     if not path.exists():
         t0 = time.time()
-        crops, labels, source, paths = [], [], [], []
+        crops, context, labels, source, paths = [], [], [], [], []
+        rng = np.random.default_rng(20261130)
+        lo, hi = np.log(CONTEXT_SCALE)
         for photo in photos:
             cards = [c for p, c in rows if p is photo]
             if not cards:
@@ -186,12 +201,19 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
             frame = load_image(root / photo.path)
             corners = np.array([c.corners for c in cards], np.float32)
             crops.append(warp_cards(frame, corners))
+            centre = corners.mean(axis=1, keepdims=True)
+            scale = np.exp(rng.uniform(lo, hi, (len(cards), 1, 1)))
+            size = np.linalg.norm(corners[:, 2] - corners[:, 0], axis=1)[:, None, None]
+            shift = rng.uniform(-CONTEXT_SHIFT, CONTEXT_SHIFT, (len(cards), 1, 2)) * size
+            wide = centre + shift + scale * (corners - centre)
+            context.append(warp_cards(frame, wide.astype(np.float32)))
             for c in cards:
                 labels.append([LABELS[a].index(str(c.attributes[a])) for a in LABELS])
                 source.append(photo.source)
                 paths.append(photo.path)
         np.savez(
-            path, crops=np.concatenate(crops), labels=np.array(labels, np.int64),
+            path, crops=np.concatenate(crops), context=np.concatenate(context),
+            labels=np.array(labels, np.int64),
             source=np.array(source), paths=np.array(paths),
         )  # fmt: skip
         if verbose:
@@ -241,7 +263,7 @@ def load_rendered(n: int, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     from vision.cards import full_deck
 
-    path = cache_dir() / f"rendered-{n}-{seed}.npz"
+    path = cache_dir() / f"rendered-{n}-{seed}-wb{BALANCE_VERSION}.npz"  # warped, balanced
     if path.exists():
         got = np.load(path)
         return got["crops"], got["labels"]
@@ -579,6 +601,10 @@ def train(args: argparse.Namespace) -> None:
         n_tables = len(keep)
         pools.append(["tables", tables["crops"], keep, tables["labels"][keep],
                       np.zeros(len(keep), bool)])  # fmt: skip
+        if CONTEXT_SHARE:
+            pools.append(["context", tables["context"], keep, tables["labels"][keep],
+                          np.zeros(len(keep), bool)])  # fmt: skip
+            share["context"] = CONTEXT_SHARE
         print(
             f"table crops: training on {n_tables} of {len(tables['labels'])} from "
             f"{sorted(set(tables['source'][keep].tolist()))}",
@@ -698,7 +724,8 @@ def export(model, args, n_params, dropped, rendered, n_real, n_tables, left_out,
             if n_tables
             else [],
             "table_crops_used": n_tables,
-            "batch_shares": SHARES,
+            "batch_shares": {**SHARES, **({"context": CONTEXT_SHARE} if CONTEXT_SHARE else {})},
+            "white_balance_version": BALANCE_VERSION,
             "holdout": "models/card_classifier_holdout.txt (1,000 real crops, never trained on)",
             "rendered_crops": 0 if rendered is None else len(rendered[1]),
             "noisy_rows_dropped": dropped,
@@ -767,8 +794,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--zoom-p", type=float, default=None, help="share of crops scaled; default: the recipe's"
     )  # fmt: skip
+    parser.add_argument(
+        "--context-share", type=float, default=None,
+        help="share of each batch from table cards warped from too large a quad; default: "
+        "the recipe's",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    global INK_CHROMA, LOW_RES_P, MIRROR, MOSAIC_P, RECIPE, ZOOM, ZOOM_P
+    global CONTEXT_SHARE, INK_CHROMA, LOW_RES_P, MIRROR, MOSAIC_P, RECIPE, ZOOM, ZOOM_P
+    if args.context_share is not None:  # an experiment: its own recipe name (and CV cache)
+        if not 0 <= args.context_share < 1:
+            parser.error(f"--context-share: expected 0..1, got {args.context_share:g}")
+        CONTEXT_SHARE = args.context_share
+        RECIPE = f"{RECIPE}-context{args.context_share:g}"
     if args.zoom is not None:  # an experiment: its own recipe name (and CV cache)
         lo, hi = args.zoom
         if not 0 < lo <= hi:
