@@ -79,9 +79,11 @@ LOW_RES_P = 0.2
 #: Share of each batch drawn from the table-photo cards warped from a quad too large
 #: (:data:`CONTEXT_SCALE`: a tray cell, a sleeve, a shadow taken with the card), so that the
 #: real table and the neighbouring cards' edges show round the card. 0: off (v7 and older).
+#: Tried at 0.08 (about 6 views of each table-photo card in 1,500 steps): not shipped, see
+#: models/README.md, "Context round the card".
 CONTEXT_SHARE = 0.0
 #: Range (log-uniform) of the scale of those quads about the card's centre, and the largest
-#: shift of their centre (fraction of the card's size, each axis).
+#: shift of their centre (fraction of the card's diagonal, each axis).
 CONTEXT_SCALE = (1.1, 1.35)
 CONTEXT_SHIFT = 0.03
 INPUT_H, INPUT_W = 125, 80
