@@ -114,3 +114,31 @@ def test_a_file_given_as_the_drawing_folder_is_refused_first(
     assert result.exit_code == 2
     assert "is not a folder" in " ".join(result.stderr.replace("│", " ").split())  # boxed, wrapped
     assert a_file.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--quad-scale", "3"], "--quad-scale: expected 0.5 to 2"),
+        (["--quad-scale", "0.1"], "--quad-scale: expected 0.5 to 2"),
+        (["--cv", "--record", "--quad-scale", "1.2"], "--record: only with the quads as found"),
+    ],
+)
+def test_evaluate_refuses_a_bad_quad_scale(evaluate, capsys, argv, message) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_scaled_detector_scales_each_quad_about_its_centre(evaluate, monkeypatch) -> None:
+    import numpy as np
+
+    from vision.detect import CardDetections
+
+    quad = np.array([[[10, 20], [50, 20], [50, 80], [10, 80]]], np.float32)
+    found = CardDetections(quad, np.array([0.9], np.float32), np.array([False]))
+    monkeypatch.setattr("vision.detect.find_cards", lambda frame: found)
+    got = evaluate.scaled_detector(1.5)(np.zeros((100, 100, 3), np.uint8))
+    np.testing.assert_allclose(got.corners[0], [[0, 5], [60, 5], [60, 95], [0, 95]])
+    assert got.scores is found.scores and got.partial is found.partial
