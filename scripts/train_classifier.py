@@ -738,6 +738,10 @@ def export(model, args, n_params, dropped, rendered, n_real, n_tables, left_out,
             "threads": args.threads,
             "device": args.device,
             "torch": torch.__version__,
+            # The crops depend on OpenCV's warps and resizes: the same commit, seed and command
+            # give another model under another OpenCV (measured: models/README.md, "Training").
+            "opencv": cv2.__version__,
+            "numpy": np.__version__,
         },
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
     }
