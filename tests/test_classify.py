@@ -462,3 +462,16 @@ def test_dealt_tables_read_crops_as_tables_of_distinct_cards() -> None:
     assert 0.08 < spoilt / evaluation.DEALT_TABLES < 0.25  # measured: 35 of 200
     assert spoilt <= dealt["cards_wrong"] <= 2 * spoilt  # measured: 36
     assert dealt["per_attribute"]["colour"] == dealt["per_attribute"]["shape"] == 1.0
+
+
+def test_logits_are_what_predict_reads() -> None:
+    model = CardClassifier()
+    crops = np.random.default_rng(5).integers(0, 256, (3, CROP_HEIGHT, CROP_WIDTH, 3), np.uint8)
+    logits = model.logits(crops)
+    assert logits.shape == (3, 12) and logits.dtype == np.float32
+    got, expected = model.predict(crops), CardProbabilities.from_logits(logits)
+    for head in ("count", "colour", "shape", "fill"):
+        np.testing.assert_array_equal(getattr(got, head), getattr(expected, head))
+    assert model.logits(crops[:0]).shape == (0, 12)
+    with pytest.raises(ValueError, match="uint8"):
+        model.logits(crops.astype(np.float32))

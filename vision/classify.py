@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from vision.cards import ATTRIBUTES, Card
 from vision.errors import SetVisionError
-from vision.warp import CROP_HEIGHT, CROP_WIDTH, paper_mask, warp_cards
+from vision.warp import BALANCE_VERSION, CROP_HEIGHT, CROP_WIDTH, paper_mask, warp_cards
 
 __all__ = [
     "HEADS",
@@ -362,6 +362,17 @@ class CardClassifier:
         Raises:
             ValueError: if ``crops`` is not (N, 250, 160, 3) uint8.
         """
+        return CardProbabilities.from_logits(self.logits(crops))
+
+    def logits(self, crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        """The model's raw output for each crop: (N, 12) float32 logits, heads count, colour,
+        shape, fill, three values each in the enum order of :mod:`vision.cards` (what
+        :meth:`predict` turns into probabilities; averaged over models by
+        ``scripts/compare_models.py``).
+
+        Raises:
+            ValueError: if ``crops`` is not (N, 250, 160, 3) uint8.
+        """
         crops = np.asarray(crops)
         if crops.ndim != 4 or crops.shape[1:] != (CROP_HEIGHT, CROP_WIDTH, 3):
             raise ValueError(
@@ -370,10 +381,10 @@ class CardClassifier:
         if crops.dtype != np.uint8:
             raise ValueError(f"crops: expected uint8, got {crops.dtype}")
         if len(crops) == 0:
-            return CardProbabilities.empty()
+            return np.zeros((0, 12), np.float32)
         x = self.input_tensor(crops)
         (logits,) = self._session.run(None, {self._input: x})
-        return CardProbabilities.from_logits(logits)
+        return np.asarray(logits, np.float32)
 
 
 def _order_portrait(box: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -389,7 +400,7 @@ def _order_portrait(box: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 
 def crop_single_card(
-    image: npt.NDArray[np.uint8], *, min_fill: float = 0.92
+    image: npt.NDArray[np.uint8], *, min_fill: float = 0.92, balance_version: int = BALANCE_VERSION
 ) -> npt.NDArray[np.uint8]:
     """Turn an image of one card (a chip, maybe with table showing around it) into a crop.
 
@@ -401,12 +412,14 @@ def crop_single_card(
     Args:
         image: (H, W, 3) uint8 BGR image showing one card.
         min_fill: below this fraction of the image, the card is cut out of its background.
+        balance_version: the white balance (:data:`vision.warp.BALANCE_SETTINGS`; the
+            default is the run time's).
 
     Returns:
         (250, 160, 3) uint8 BGR crop, white-balanced by :func:`vision.warp.white_balance`.
 
     Raises:
-        ValueError: if ``image`` is not (H, W, 3) uint8.
+        ValueError: if ``image`` is not (H, W, 3) uint8, or ``balance_version`` unknown.
     """
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
         raise ValueError(f"image: expected (H, W, 3) uint8 BGR, got {image.shape} {image.dtype}")
@@ -424,4 +437,4 @@ def crop_single_card(
         rw, rh = rect[1]
         if 0.3 * h * w < rw * rh < min_fill * h * w:
             quad = cv2.boxPoints(rect).astype(np.float32)
-    return warp_cards(image, _order_portrait(quad)[None])[0]
+    return warp_cards(image, _order_portrait(quad)[None], balance_version=balance_version)[0]

@@ -17,7 +17,7 @@ from vision.cards import Card
 from vision.render_background import make_background
 from vision.render_camera import _noise_tile, _soft_blur, apply_camera, jitter_corners
 from vision.render_card import CardStyle, card_size_for_width, render_card_and_mask, sample_style
-from vision.warp import CARD_ASPECT, CROP_HEIGHT, CROP_WIDTH, warp_cards
+from vision.warp import BALANCE_VERSION, CARD_ASPECT, CROP_HEIGHT, CROP_WIDTH, warp_cards
 
 __all__ = [
     "canonical_corners",
@@ -424,6 +424,7 @@ def render_training_crop(
     style: CardStyle | None = None,
     strength: float | None = None,
     background: npt.NDArray[np.uint8] | None = None,
+    balance_version: int = BALANCE_VERSION,
 ) -> npt.NDArray[np.uint8]:
     """One classifier input made the way real crops are made.
 
@@ -440,6 +441,7 @@ def render_training_crop(
         strength: camera effects strength; uniform in 0.1..1 when None.
         background: (h, w, 3) uint8 BGR texture to cut the scene's surface from; a plain
             random colour with noise when None.
+        balance_version: the white balance (:data:`vision.warp.BALANCE_SETTINGS`).
 
     Returns:
         (CROP_HEIGHT, CROP_WIDTH, 3) uint8 BGR crop (250 x 160), white balanced.
@@ -487,7 +489,7 @@ def render_training_crop(
     mid = quad.mean(axis=0)
     quad = (mid + (quad - mid) * rng.uniform(0.94, 1.04)).astype(np.float32)
     quad = jitter_corners(quad, rng)
-    return warp_cards(photo, quad[None])[0]
+    return warp_cards(photo, quad[None], balance_version=balance_version)[0]
 
 
 def render_training_batch(
@@ -496,6 +498,7 @@ def render_training_batch(
     *,
     strength: float | None = None,
     styles: int = 64,
+    balance_version: int = BALANCE_VERSION,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Render one training crop per card (repeat cards in ``cards`` for more).
 
@@ -506,6 +509,7 @@ def render_training_batch(
         seed: random seed.
         strength: camera effects strength; random per crop when None.
         styles: number of deck editions sampled for the batch (each crop uses one at random).
+        balance_version: the white balance of the crops (:data:`vision.warp.BALANCE_SETTINGS`).
 
     Returns:
         ``(crops, labels)``: (N, 250, 160, 3) uint8 BGR crops and (N, 4) int64 labels, the value
@@ -519,6 +523,6 @@ def render_training_batch(
     for i, card in enumerate(cards):
         style = editions[int(rng.integers(len(editions)))]
         bg = textures[int(rng.integers(len(textures)))] if rng.random() < 0.7 else None
-        crops[i] = render_training_crop(card, rng, style, strength, bg)
+        crops[i] = render_training_crop(card, rng, style, strength, bg, balance_version)
         labels[i] = card.positions
     return crops, labels

@@ -19,6 +19,7 @@ __all__ = [
     "CROP_HEIGHT",
     "BALANCE_BAND_INNER",
     "BALANCE_QUANTILE",
+    "BALANCE_SETTINGS",
     "BALANCE_VERSION",
     "CROP_WIDTH",
     "PAPER_LEVEL",
@@ -58,6 +59,13 @@ BALANCE_QUANTILE: Final = 0.75
 #: constants change: cached training crops made by another version are stale).
 BALANCE_VERSION: Final = 2
 
+#: (band inner edge, quantile) of each white balance version :func:`white_balance` can apply.
+#: Version 1 (until 2026-11-30) read the brighter half of a 3.5-10 % band; version 2 is the
+#: current one. Version 1 stays for training: models trained on its crops tolerate the table
+#: round a card whose quad was found too large (models/README.md, "Retrained on version-2
+#: crops").
+BALANCE_SETTINGS: Final = {1: (0.10, 0.5), BALANCE_VERSION: (BALANCE_BAND_INNER, BALANCE_QUANTILE)}
+
 
 def _target_corners(width: int, height: int) -> npt.NDArray[np.float32]:
     return np.array(
@@ -71,6 +79,7 @@ def warp_cards(
     *,
     size: tuple[int, int] = (CROP_WIDTH, CROP_HEIGHT),
     balance: bool = True,
+    balance_version: int = BALANCE_VERSION,
 ) -> npt.NDArray[np.uint8]:
     """Warp each card quadrilateral to an upright portrait crop.
 
@@ -80,13 +89,17 @@ def warp_cards(
             the card in portrait orientation (as :func:`vision.detect.find_cards` returns).
         size: crop (width, height) in pixels.
         balance: apply :func:`white_balance` to each crop (on by default).
+        balance_version: which white balance (a key of :data:`BALANCE_SETTINGS`; training only).
 
     Returns:
         (N, height, width, 3) uint8 BGR crops; (0, height, width, 3) for no cards.
 
     Raises:
-        ValueError: if ``frame`` is not (H, W, 3) uint8 or ``corners`` not (N, 4, 2).
+        ValueError: if ``frame`` is not (H, W, 3) uint8, ``corners`` not (N, 4, 2), or
+            ``balance_version`` unknown.
     """
+    if balance_version not in BALANCE_SETTINGS:
+        raise ValueError(f"balance_version: expected one of {sorted(BALANCE_SETTINGS)}")
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got {frame.shape} {frame.dtype}")
     quads = np.asarray(corners, dtype=np.float32)
@@ -100,7 +113,7 @@ def warp_cards(
         # INTER_AREA is not supported by warpPerspective; when the card is much larger than the
         # crop (12 MP photos), pre-shrinking the source region avoids aliasing the stripes.
         out[i] = _warp_one(frame, quad, homography, width, height)
-    return white_balance(out) if balance else out
+    return white_balance(out, version=balance_version) if balance else out
 
 
 def _warp_one(
@@ -194,7 +207,9 @@ def paper_mask(height: int = CROP_HEIGHT, width: int = CROP_WIDTH) -> npt.NDArra
     return _paper_mask_cached(height, width).copy()
 
 
-def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+def white_balance(
+    crops: npt.NDArray[np.uint8], *, version: int = BALANCE_VERSION
+) -> npt.NDArray[np.uint8]:
     """Scale each crop's channels so its paper becomes neutral grey ``PAPER_LEVEL``.
 
     The paper reference is the per-channel median of the brightest quarter
@@ -215,10 +230,18 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 
     Args:
         crops: (N, h, w, 3) uint8 BGR crops (or one (h, w, 3) crop).
+        version: the band and quantile of :data:`BALANCE_SETTINGS` to use; the run time uses
+            the default, :data:`BALANCE_VERSION` (the training script can make version-1 crops).
 
     Returns:
         New array, same shape, uint8 BGR.
+
+    Raises:
+        ValueError: for a ``version`` not in :data:`BALANCE_SETTINGS`.
     """
+    if version not in BALANCE_SETTINGS:
+        raise ValueError(f"version: expected one of {sorted(BALANCE_SETTINGS)}, got {version!r}")
+    band_inner, quantile = BALANCE_SETTINGS[version]
     single = crops.ndim == 3
     batch = crops[None] if single else crops
     if len(batch) == 0:
@@ -226,17 +249,14 @@ def white_balance(crops: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     n, h, w = batch.shape[:3]
     # (N, P, 3) uint8 band pixels, in strips (the histograms below do not depend on the order).
     band = np.concatenate(
-        [
-            batch[:, rows, cols].reshape(n, -1, 3)
-            for rows, cols in _band_blocks(h, w, BALANCE_BAND_INNER)
-        ],
+        [batch[:, rows, cols].reshape(n, -1, 3) for rows, cols in _band_blocks(h, w, band_inner)],
         axis=1,
     )
     planes = np.ascontiguousarray(band.reshape(-1, 3).T)  # (3, N * P)
     luma = (planes[0].astype(np.intp) + planes[1] + planes[2]).reshape(n, -1)  # 0..765
     rows = np.arange(n)[:, None]
     cum = np.bincount((luma + rows * 766).ravel(), minlength=n * 766).reshape(n, 766).cumsum(1)
-    cut = (cum > (BALANCE_QUANTILE * cum[:, -1])[:, None]).argmax(axis=1)  # quantile level
+    cut = (cum > (quantile * cum[:, -1])[:, None]).argmax(axis=1)  # quantile level
     # Histogram bins of the brighter pixels: 256 per card; the darker ones all fall past them.
     base = np.where(luma >= cut[:, None], rows * 256, n * 256).ravel()
     refs = np.empty((n, 3), dtype=np.float32)
