@@ -1,0 +1,171 @@
+"""The training script's ensemble (v8): which runs train one model and which the members, how a
+member is named and cached, and the merged ONNX graph (the mean of the members' logits). Also
+scripts/compare_models.py's arguments and counting. No PyTorch: training is replaced by a
+recorder; the merge test needs the ``onnx`` package (the ``train`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests._scripts import load_script
+
+
+@pytest.fixture(scope="module")
+def recipe():
+    return load_script("train_classifier")
+
+
+@pytest.fixture()
+def calls(recipe, monkeypatch, tmp_path):
+    """Record what main() would train instead of training: ('single', recipe) or 'ensemble'."""
+    got: list = []
+    for name in ("RECIPE", "TRAIN_BALANCE", "CONTEXT_SHARE", "MIRROR"):
+        monkeypatch.setattr(recipe, name, getattr(recipe, name))
+    monkeypatch.setattr(recipe, "train", lambda args: got.append(("single", recipe.RECIPE)))
+    monkeypatch.setattr(recipe, "train_ensemble", lambda args, argv: got.append("ensemble"))
+    monkeypatch.setenv("SETVISION_CACHE", str(tmp_path))
+    return got
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], "ensemble"),
+        (["--exclude-source", "omega697", "--steps", "7"], "ensemble"),
+        (["--fold", "fold-a", "--threads", "4"], "ensemble"),
+        (["--single"], ("single", "v7-zoom-mirror")),
+        (["--balance-version", "1"], ("single", "v7-zoom-mirror-wb1")),
+        (["--balance-version", "2"], ("single", "v7-zoom-mirror")),
+        (["--context-share", "0.03"], ("single", "v7-zoom-mirror-context0.03")),
+        (["--no-mirror"], ("single", "v7-zoom-mirror-nomirror")),
+    ],
+)
+def test_what_main_trains(recipe, calls, argv, expected) -> None:
+    recipe.main(argv)
+    assert calls == [expected]
+
+
+def test_the_default_recipe_is_the_ensemble_of_its_members(recipe) -> None:
+    """Each member is a set of main()'s experiment flags (so it trains as one model)."""
+    assert len(recipe.ENSEMBLE) >= 2
+    parser_flags = {"--balance-version", "--context-share", "--zoom", "--zoom-p", "--mosaic-p"}
+    for flags in recipe.ENSEMBLE:
+        assert flags[0] in parser_flags | {"--low-res-p", "--ink-chroma", "--no-mirror"}
+    assert recipe.RECIPE != recipe.BASE_RECIPE
+
+
+def test_bad_balance_version_is_refused(recipe, calls, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.main(["--balance-version", "3"])
+    assert exit_info.value.code == 2 and "invalid choice" in capsys.readouterr().err
+    assert calls == []
+
+
+def _args(recipe, argv: list[str]):
+    """main()'s parsed arguments for ``argv``, captured from a recorded ensemble run."""
+    seen = []
+    original = recipe.train_ensemble
+    recipe.train_ensemble = lambda args, raw: seen.append(args)
+    try:
+        recipe.main(argv)
+    finally:
+        recipe.train_ensemble = original
+    return seen[0]
+
+
+def test_member_commands_and_cache_names(recipe, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("SETVISION_CACHE", str(tmp_path))
+    flags = recipe.ENSEMBLE[0]
+    base = _args(recipe, ["--exclude-source", "omega697", "--threads", "2"])
+    cmd = recipe.member_command(flags, base, threads=1)
+    assert cmd[: len(flags)] == list(flags)
+    assert cmd[cmd.index("--exclude-source") :][:2] == ["--exclude-source", "omega697"]
+    assert cmd[cmd.index("--threads") + 1] == "1" and "--out" not in cmd
+    path = recipe.member_path(flags, base)
+    assert path.parent == tmp_path / "members" and path.suffix == ".onnx"
+    # The same member, whatever the threads; another split, seed or member: another file.
+    assert recipe.member_path(flags, _args(recipe, ["--exclude-source", "omega697"])) == path
+    others = [
+        recipe.member_path(flags, _args(recipe, ["--exclude-source", "tomwhite"])),
+        recipe.member_path(flags, _args(recipe, ["--exclude-source", "omega697", "--seed", "1"])),
+        recipe.member_path(recipe.ENSEMBLE[1], base),
+    ]
+    assert len({path, *others}) == 4
+
+
+def _linear_model(path: Path, weights: np.ndarray) -> None:
+    """A stand-in classifier: logits (N, 12) = per-channel mean of crops (N, 3, H, W) @ W."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("ReduceMean", ["crops"], ["pooled"], axes=[2, 3], keepdims=0),
+            helper.make_node("MatMul", ["pooled", "weights"], ["logits"]),
+        ],
+        "stand_in",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["batch", 3, 125, 80])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 12])],
+        initializer=[numpy_helper.from_array(weights.astype(np.float32), "weights")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def test_merged_graph_outputs_the_mean_logits(recipe, tmp_path) -> None:
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(3)
+    paths = [tmp_path / f"m{i}.onnx" for i in range(2)]
+    weights = [rng.normal(0, 1, (3, 12)) for _ in paths]
+    for path, w in zip(paths, weights, strict=True):
+        _linear_model(path, w)
+    recipe.merge_onnx(paths, tmp_path / "pair.onnx")
+    x = rng.normal(0, 1, (5, 3, 125, 80)).astype(np.float32)
+    got = ort.InferenceSession(str(tmp_path / "pair.onnx")).run(None, {"crops": x})[0]
+    pooled = x.mean(axis=(2, 3))
+    np.testing.assert_allclose(got, np.mean([pooled @ w for w in weights], axis=0), atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------
+# scripts/compare_models.py
+@pytest.fixture(scope="module")
+def compare():
+    return load_script("compare_models")
+
+
+def test_compare_entries_need_a_name_and_every_split(compare, tmp_path) -> None:
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    for folder in (whole, part):
+        folder.mkdir()
+    for split in compare.SPLITS:
+        (whole / f"without-{split}.onnx").write_bytes(b"")
+    (part / "without-omega697.onnx").write_bytes(b"")
+    assert compare.parse_entry(f"a={whole}") == ("a", [whole])
+    assert compare.parse_entry(f" pair ={whole},{whole}") == ("pair", [whole, whole])
+    for bad, message in [
+        (str(whole), "NAME=DIR"),
+        (f"={whole}", "NAME=DIR"),
+        ("a=", "NAME=DIR"),
+        (f"a={part}", "no model for tomwhite"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            compare.parse_entry(bad)
+
+
+@pytest.mark.parametrize(
+    ("labels", "wrong"),
+    [
+        ([[0, 0, 0, 0]], 0),
+        ([[0, 0, 0, 1]], 1),
+        ([[1, 1, 1, 1], [0, 0, 0, 0]], 1),
+        ([[2, 2, 2, 2], [2, 2, 2, 2]], 2),
+    ],
+)
+def test_cards_wrong_counts_cards_not_attributes(compare, labels, wrong) -> None:
+    logits = np.tile(np.array([3.0, 1.0, 0.0], np.float32), (len(labels), 4))  # reads 0, 0, 0, 0
+    assert compare.cards_wrong(logits, np.array(labels)) == wrong
