@@ -1,7 +1,7 @@
 """The training script's ensemble (v8): which runs train one model and which the members, how a
 member is named and cached, and the merged ONNX graph (the mean of the members' logits). Also
 scripts/compare_models.py's arguments and counting. No PyTorch: training is replaced by a
-recorder; the merge test needs the ``onnx`` package (the ``train`` extra)."""
+recorder; the merge test builds stand-in models with the ``onnx`` package (``dev`` extra)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_member_commands_and_cache_names(recipe, monkeypatch, tmp_path) -> None:
 
 def _linear_model(path: Path, weights: np.ndarray) -> None:
     """A stand-in classifier: logits (N, 12) = per-channel mean of crops (N, 3, H, W) @ W."""
-    onnx = pytest.importorskip("onnx")
+    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     graph = helper.make_graph(
