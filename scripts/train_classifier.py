@@ -877,7 +877,7 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
         seconds=round(time.time() - t0),
         threads=args.threads,
     )
-    for key in ("batch_shares", "white_balance_version", "noisy_rows_dropped", "recipe_flags"):
+    for key in ("batch_shares", "white_balance_version", "noisy_rows_dropped"):
         training.pop(key, None)  # per member
     meta = {
         **metas[0],
@@ -960,11 +960,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     global CONTEXT_SHARE, INK_CHROMA, LOW_RES_P, MIRROR, MOSAIC_P, RECIPE, TRAIN_BALANCE
     global ZOOM, ZOOM_P
-    experiment = [
-        args.balance_version, args.context_share, args.zoom, args.zoom_p, args.mosaic_p,
-        args.low_res_p, args.ink_chroma,
-    ]  # fmt: skip
-    if ENSEMBLE and not args.single and not args.no_mirror and experiment == [None] * 7:
+    # Each experiment flag changes the recipe of one model (None: not given).
+    experiments = ("balance_version", "context_share", "zoom", "zoom_p", "mosaic_p")
+    experiments += ("low_res_p", "ink_chroma")
+    one = args.single or args.no_mirror
+    one = one or any(getattr(args, name) is not None for name in experiments)
+    if ENSEMBLE and not one:
         if args.cache_only:
             holdout_paths(load_real())
             return

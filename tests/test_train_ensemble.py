@@ -22,7 +22,7 @@ def recipe():
 def calls(recipe, monkeypatch, tmp_path):
     """Record what main() would train instead of training: ('single', recipe) or 'ensemble'."""
     got: list = []
-    for name in ("RECIPE", "TRAIN_BALANCE", "CONTEXT_SHARE", "MIRROR"):
+    for name in ("RECIPE", "TRAIN_BALANCE", "CONTEXT_SHARE", "MIRROR", "INK_CHROMA", "ZOOM_P"):
         monkeypatch.setattr(recipe, name, getattr(recipe, name))
     monkeypatch.setattr(recipe, "train", lambda args: got.append(("single", recipe.RECIPE)))
     monkeypatch.setattr(recipe, "train_ensemble", lambda args, argv: got.append("ensemble"))
@@ -41,6 +41,8 @@ def calls(recipe, monkeypatch, tmp_path):
         (["--balance-version", "2"], ("single", "v7-zoom-mirror")),
         (["--context-share", "0.03"], ("single", "v7-zoom-mirror-context0.03")),
         (["--no-mirror"], ("single", "v7-zoom-mirror-nomirror")),
+        (["--ink-chroma", "0"], ("single", "v7-zoom-mirror-ink0")),
+        (["--zoom-p", "0"], ("single", "v7-zoom-mirror-zoomp0")),
     ],
 )
 def test_what_main_trains(recipe, calls, argv, expected) -> None:
