@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import eval_classifier as ec  # noqa: E402
 import train_classifier as tc  # noqa: E402
 
 from vision.classify import CardClassifier  # noqa: E402
@@ -103,30 +104,6 @@ def measure(folders: list[Path], data: dict, tables: dict, photos: list) -> dict
     return out
 
 
-def annotated_photos() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str]]:
-    """(frame, corners (N,4,2) float32, labels (N,4), source) for every reviewed annotated
-    photo with whole, fully labelled cards."""
-    from vision.evaluation import load_annotations
-    from vision.io import load_image
-
-    root = tc.shared_datasets()
-    assert root is not None
-    out = []
-    for photo in load_annotations(tc.ANNOTATIONS, reviewed_only=True):
-        cards = [
-            c for c in photo.cards if not c.partial and all(a in c.attributes for a in tc.LABELS)
-        ]
-        if cards:
-            labels = [[tc.LABELS[a].index(str(c.attributes[a])) for a in tc.LABELS] for c in cards]
-            out.append((
-                load_image(root / photo.path),
-                np.array([c.corners for c in cards], np.float32),
-                np.array(labels, np.int64),
-                photo.source,
-            ))  # fmt: skip
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -138,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         entries = [parse_entry(e) for e in args.models]
     except ValueError as error:
         parser.error(str(error))
-    data, tables, photos = tc.load_real(), tc.load_tables(), annotated_photos()
+    data, tables, photos = tc.load_real(), tc.load_tables(), ec.labelled_photos()
     rows: dict[str, dict[str, int]] = {}
     for name, folders in entries:
         try:

@@ -364,35 +364,45 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Sc
 FRAMING = (0.9, 1.0, 1.1, 1.2, 1.3)
 
 
+def labelled_photos() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str]]:
+    """(frame (H,W,3) uint8 BGR, corners (N,4,2) float32, labels (N,4) int64 value positions,
+    source) for every reviewed annotated photo with whole, fully labelled cards."""
+    from vision.evaluation import load_annotations
+    from vision.io import load_image
+
+    root = tc.shared_datasets()
+    assert root is not None
+    out = []
+    for photo in load_annotations(tc.ANNOTATIONS, reviewed_only=True):
+        cards = [
+            c for c in photo.cards if not c.partial and all(a in c.attributes for a in tc.LABELS)
+        ]
+        if cards:
+            labels = [[tc.LABELS[a].index(str(c.attributes[a])) for a in tc.LABELS] for c in cards]
+            out.append((
+                load_image(root / photo.path),
+                np.array([c.corners for c in cards], np.float32),
+                np.array(labels, np.int64),
+                photo.source,
+            ))  # fmt: skip
+    return out
+
+
 def evaluate_framing(steps: int, seed: int, threads: int) -> dict:
     """Every annotated table-photo card warped (``vision.warp.warp_cards``, white-balanced as at
     run time) from its corners scaled about their mean by each of :data:`FRAMING`, read by the
     cross-validation model that never saw its source (:func:`cv_models`): how a reading holds
     when the detector's quad is off, with the real table round the card."""
-    from vision.evaluation import load_annotations
-    from vision.io import load_image
-
     models = {s: CardClassifier(p) for s, p in cv_models(steps, seed, threads).items()}
-    root = tc.shared_datasets()
-    assert root is not None
     preds: dict[float, list[np.ndarray]] = {f: [] for f in FRAMING}
     truths = []
-    for photo in load_annotations(tc.ANNOTATIONS, reviewed_only=True):
-        cards = [
-            c for c in photo.cards if not c.partial and all(a in c.attributes for a in tc.LABELS)
-        ]
-        if not cards:
-            continue
-        frame = load_image(root / photo.path)
-        corners = np.array([c.corners for c in cards], np.float32)
+    for frame, corners, labels, source in labelled_photos():
         centre = corners.mean(axis=1, keepdims=True)
-        truths.append(
-            [[tc.LABELS[a].index(str(c.attributes[a])) for a in tc.LABELS] for c in cards]
-        )
+        truths.append(labels)
         for f in FRAMING:
             crops = warp_cards(frame, centre + np.float32(f) * (corners - centre))
-            preds[f].append(predict(models[photo.source], crops))
-    truth = np.concatenate([np.array(t, np.int64) for t in truths])
+            preds[f].append(predict(models[source], crops))
+    truth = np.concatenate(truths)
     return {
         f"x{f:g}": report(f"table-photo cards, quad x{f:g}", np.concatenate(preds[f]), truth)
         for f in FRAMING
