@@ -796,3 +796,20 @@ def test_a_broken_link_in_a_folder_is_reported_not_skipped(tmp_path: Path) -> No
     assert "4 cards, 1 SET" in result.stdout
     (line,) = result.stderr.strip().splitlines()
     assert "b.jpg is a link to a file that is gone" in line and "Traceback" not in result.stderr
+
+
+def test_a_symlink_loop_is_one_error_and_the_other_photos_are_read(tmp_path: Path) -> None:
+    """A link to itself in a folder, and two links to each other named directly: each gets
+    its one-line error, the real photo is still read (``Path.resolve`` raised on loops)."""
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    (folder / "self.jpg").symlink_to("self.jpg")
+    (tmp_path / "one.jpg").symlink_to("two.jpg")
+    (tmp_path / "two.jpg").symlink_to("one.jpg")
+    result = run(str(folder), str(tmp_path / "one.jpg"), "--no-image")
+    assert result.exit_code == 2
+    assert "4 cards, 1 SET" in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and "Traceback" not in result.stderr
+    assert all("symbolic link that leads back to itself" in line for line in lines)

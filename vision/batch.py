@@ -113,7 +113,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
     # A photo named twice (or once directly and once in its folder) is read once.
     unique: dict[Path, Path] = {}
     for photo in out:
-        unique.setdefault(photo.resolve(), photo)
+        unique.setdefault(_real(photo), photo)
     return list(unique.values())
 
 
@@ -247,18 +247,18 @@ def plan_jobs(
                 f"--out {out}: {out.suffix} is not an image type; name an image "
                 f"({', '.join(IMAGE_SUFFIXES)}) or a folder"
             )
-    inputs = {photo.resolve() for photo in photos}
+    inputs = {_real(photo) for photo in photos}
     input_files = {_file_id(photo) for photo in photos} - {None}
     jobs = []
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many, folder) if draw else None
-        if target is not None and target.resolve() in seen:
+        if target is not None and _real(target) in seen:
             target = _unused_name(target, photo, seen)
         if target is not None:
-            seen.add(target.resolve())
+            seen.add(_real(target))
         if target is not None and (
-            target.resolve() in inputs or (target.exists() and _file_id(target) in input_files)
+            _real(target) in inputs or (target.exists() and _file_id(target) in input_files)
         ):
             # Never write over a photo being read (nor a hard link to one), not even with
             # --force: it would be lost. The photo is still read and reported.
@@ -285,6 +285,13 @@ def plan_jobs(
             continue
         jobs.append(PhotoJob(photo, target, keep_image, overwrite=force))
     return jobs
+
+
+def _real(path: Path) -> Path:
+    """The absolute path with every symbolic link followed, as ``Path.resolve``, but a symlink
+    loop does not raise (``os.path.realpath``): such a path stays, and reading it gives its
+    one-line error."""
+    return Path(os.path.realpath(path))
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
@@ -318,7 +325,7 @@ def _link_refusal(target: Path) -> str | None:
     """Why ``target``, a symbolic link, must not be written (through it), or None."""
     if not target.is_symlink():
         return None
-    where = target.resolve()
+    where = _real(target)
     if not target.exists():  # it would only fail later with a puzzling message
         return f"{target} is a broken link (to {where}); remove it or choose another --out"
     if where.suffix.lower() not in IMAGE_SUFFIXES:  # never written into a file of another kind
@@ -334,7 +341,7 @@ def _unused_name(target: Path, photo: Path, seen: set[Path]) -> Path:
     """
     candidate = target.with_name(photo.name + OUTPUT_SUFFIX)
     k = 2
-    while candidate.resolve() in seen:
+    while _real(candidate) in seen:
         candidate = target.with_name(f"{photo.name}.{k}{OUTPUT_SUFFIX}")
         k += 1
     return candidate

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import struct
@@ -372,6 +373,13 @@ def _read(source: ImageSource, max_bytes: int) -> tuple[bytes | memoryview, str]
     if not path.exists():
         if path.is_symlink():
             target = os.readlink(path)
+            try:
+                os.stat(path)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise SetVisionError(
+                        f"{path} is a symbolic link that leads back to itself ({target})"
+                    ) from None
             raise FileNotFoundError(f"{path} is a link to a file that is gone ({target})")
         raise FileNotFoundError(f"image not found: {path}")
     if path.is_dir():
