@@ -813,3 +813,48 @@ def test_a_symlink_loop_is_one_error_and_the_other_photos_are_read(tmp_path: Pat
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 2 and "Traceback" not in result.stderr
     assert all("symbolic link that leads back to itself" in line for line in lines)
+
+
+class _Terminal:
+    """A text stream that says it is a terminal (what ``_progress`` looks at)."""
+
+    def __init__(self, tty: bool) -> None:
+        import io
+
+        self.buffer, self.tty = io.StringIO(), tty
+
+    def write(self, text: str) -> int:
+        return self.buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def getvalue(self) -> str:
+        return self.buffer.getvalue()
+
+
+@pytest.mark.parametrize(("stdout_tty", "bar"), [(True, False), (False, True)])
+def test_progress_bar_only_when_the_readings_do_not_go_to_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, stdout_tty: bool, bar: bool
+) -> None:
+    """Readings printed to the terminal under a live bar were written over it (a new user saw
+    ``photos ━━ 0/8 -:--:--/path/IMG01.jpg: 12 cards``): the bar is drawn only while the
+    readings go to a file or a pipe, and error lines then pass above it, whole."""
+    import vision.cli_photo as cli_photo
+
+    err, out = _Terminal(True), _Terminal(stdout_tty)
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr("sys.stdout", out)
+    seen = []
+    for item in cli_photo._progress(iter(range(3)), 3, enabled=True):
+        seen.append(item)
+        cli_photo._error(f"photo {item}: bad")
+    assert seen == [0, 1, 2]
+    assert ("photos" in err.getvalue()) == bar
+    for k in range(3):
+        assert f"setvision: error: photo {k}: bad\n" in err.getvalue().replace("\r\n", "\n")
+    assert out.getvalue() == ""
+    assert not cli_photo._BAR  # the bar's console is dropped with the bar

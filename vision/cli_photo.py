@@ -192,17 +192,32 @@ def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
     return {"image": str(photo), "error": " ".join((message or "unknown error").split())}
 
 
+#: The rich console of the progress bar while it is drawn (see :func:`_progress`): stderr
+#: lines go through it, above the bar, instead of being written over it.
+_BAR: dict[str, Any] = {}
+
+
+def _stderr_line(text: str) -> None:
+    console = _BAR.get("console")
+    if console is None:
+        typer.echo(text, err=True)
+    else:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 def _error(message: str) -> None:
-    typer.echo(f"setvision: error: {' '.join(message.split())}", err=True)
+    _stderr_line(f"setvision: error: {' '.join(message.split())}")
 
 
 def _warn(message: str) -> None:
-    typer.echo(f"setvision: warning: {' '.join(message.split())}", err=True)
+    _stderr_line(f"setvision: warning: {' '.join(message.split())}")
 
 
 def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
-    """Wrap ``stream`` in a rich progress bar on stderr (only on a terminal, several photos)."""
-    if not enabled or not sys.stderr.isatty():
+    """Wrap ``stream`` in a rich progress bar on stderr: only for several photos whose readings
+    go to a file or a pipe while stderr is a terminal. When the readings go to the terminal
+    too, they show the progress themselves (a bar drawn there was written over by them)."""
+    if not enabled or not sys.stderr.isatty() or sys.stdout.isatty():
         yield from stream
         return
     from rich.console import Console
@@ -215,11 +230,16 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
     )
 
     columns = (TextColumn("photos"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, transient=True, redirect_stdout=False) as bar:
         task = bar.add_task("photos", total=total)
-        for item in stream:
-            yield item
-            bar.advance(task)
+        _BAR["console"] = console
+        try:
+            for item in stream:
+                yield item
+                bar.advance(task)
+        finally:
+            _BAR.clear()
 
 
 def _print_table(result: dict[str, Any], written: Path | None) -> None:
