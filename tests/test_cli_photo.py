@@ -410,8 +410,28 @@ def test_greyscale_photo_reports_every_colour_uncertain(
     assert all(c["uncertain"] and c["confidence"] < 0.34 for c in cards)
     assert json.loads(result.stdout)["colourless"] is True
     text = run(str(path), "--no-image")
-    assert "no colour (greyscale)" in text.stdout
+    assert "no colour (greyscale" in text.stdout
     assert "rests on uncertain" in text.stdout  # each SET says it is a guess
+
+
+@pytest.mark.parametrize("gains", [(0.75, 0.9, 1.0), (0.94, 1.2, 1.35)])
+def test_a_tinted_monochrome_photo_is_colourless_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gains: tuple[float, float, float]
+) -> None:
+    """A grey photo tinted by one colour (BGR gains: a sepia filter) keeps some chroma after
+    each card's white balance; a new user's copy was read with confident, wrong colours
+    ("1 purple open oval 99.8%" for a green card). Its inks all share one hue: colourless."""
+    monkeypatch.undo()  # the real classifier and detector
+    from vision.data import REPO_ROOT
+
+    sample = REPO_ROOT / "datasets" / "samples" / "table.jpg"
+    grey = cv2.cvtColor(cv2.imread(str(sample)), cv2.COLOR_BGR2GRAY).astype(np.float32)
+    tinted = np.clip(np.stack([grey * g for g in gains], axis=-1), 0, 255).astype(np.uint8)
+    path = tmp_path / "sepia.jpg"
+    cv2.imwrite(str(path), tinted)
+    result = json.loads(run(str(path), "--json", "--no-image").stdout)
+    assert result["colourless"] is True
+    assert all(c["uncertain"] for c in result["cards"])
 
 
 def test_photos_with_the_same_stem_both_get_a_copy(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vision.cards import parse_card
-from vision.pipeline import STAGES, Table, grid_positions, reading_order, recognise
+from vision.pipeline import STAGES, Table, colourless, grid_positions, reading_order, recognise
 
 from ._pipeline_fakes import (
     FakeClassifier,
@@ -143,3 +143,28 @@ def test_large_jpeg_is_decoded_reduced_and_reported_in_photo_pixels(tmp_path) ->
     assert [str(c) for c in reduced.table.cards] == [str(c) for c in full.table.cards]
     assert len(full.table.cards) == 12
     np.testing.assert_allclose(reduced.table.corners, full.table.corners, atol=4.0)
+
+
+def _inked_crops(inks: list[tuple[int, int, int]]) -> np.ndarray:
+    """(N, 250, 160, 3) uint8 BGR crops: white paper, one ink patch each (BGR)."""
+    crops = np.full((len(inks), 250, 160, 3), 235, np.uint8)
+    for crop, ink in zip(crops, inks, strict=True):
+        crop[100:150, 40:120] = ink
+    return crops
+
+
+@pytest.mark.parametrize(
+    ("inks", "expected"),
+    [
+        ([(120, 120, 120)] * 3, True),  # grey ink: no colour
+        ([(150, 170, 185)] * 2 + [(140, 160, 180)], True),  # three inks of one faint tint
+        ([(150, 170, 185)] * 2, False),  # two cards: too few to tell a tint from one ink
+        ([(60, 60, 200), (60, 160, 60), (150, 60, 120)], False),  # red, green, purple
+        ([(150, 150, 190), (150, 180, 150), (175, 150, 165)], False),  # faint, three hues
+        ([(150, 60, 120)] * 3, False),  # vivid purple on every card: one ink, not a tint
+    ],
+)
+def test_colourless_greyscale_and_one_tint(
+    inks: list[tuple[int, int, int]], expected: bool
+) -> None:
+    assert colourless(_inked_crops(inks)) is expected

@@ -296,7 +296,8 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         console.print(f"SET {k}: {text}")
     if result.get("colourless"):
         console.print(
-            "[yellow]this photo has no colour (greyscale): no card's colour can be read, "
+            "[yellow]this photo has no colour (greyscale, or tinted by one colour): no card's "
+            "colour can be read, "
             "so every card is uncertain and the SETs are guesses[/yellow]"
         )
     uncertain = [c for c in cards if c.get("uncertain")]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -73,7 +74,8 @@ class Table:
         sets: every SET as sorted triples of card positions (0-based) in ``cards``.
         timings_ms: milliseconds per stage (:data:`STAGES`), for the stages that ran.
         mixed_decks: decoded allowing repeated cards (several decks mixed).
-        colourless: the photo carries no colour (greyscale): no card's colour could be read.
+        colourless: the photo carries no colour (greyscale, or one tint): no card's colour could
+            be read.
     """
 
     width: int
@@ -232,19 +234,60 @@ def _default_detector() -> Detector:
 
 
 #: Chroma (max minus min of B, G, R, in grey levels) that the inkiest 1% of a table's crop
-#: pixels must exceed for colour to be readable. Measured: 45 to 200 on every shared table photo
-#: with cards (175 photos), 0 on a greyscale copy of the sample.
-COLOURLESS_CHROMA = 12
+#: pixels must reach for colour to be readable. Measured (the 175 shared table photos with
+#: cards, as taken and darkened to 60 % then re-saved as JPEG: 360 tables): 38.8 at the
+#: least; a greyscale photo: 0. Copies of those photos turned grey and tinted by one colour
+#: (x(0.75, 0.9, 1.0), x(0.6, 0.8, 1.0), the sepia matrix's x(0.94, 1.2, 1.35) and a cyan
+#: x(1.1, 1.0, 0.7), BGR, JPEG 90: 699 tables) keep 10 to 55 after each crop's white balance
+#: (clipped highlights, JPEG): 63 % of them are under 20.
+COLOURLESS_CHROMA = 20
+
+#: Under this chroma (as :data:`COLOURLESS_CHROMA`), a table of 3 or more cards whose inks all
+#: lie within :data:`ONE_HUE_DEGREES` of one hue is taken for a monochrome photo tinted by one
+#: colour (sepia, a filter). Measured as above: a real table of one ink colour (all purple)
+#: reaches 66 at the least, and no real table of the 360 is under both limits; with them,
+#: 77 % of the tinted copies are found (the rest keep too little colour to tell the hue).
+TINT_CHROMA = 48
+ONE_HUE_DEGREES = 45.0
 
 
 def colourless(crops: npt.NDArray[np.uint8]) -> bool:
-    """True if the (N, h, w, 3) uint8 BGR crops carry no usable colour (a greyscale photo)."""
+    """True if the (N, h, w, 3) uint8 BGR crops (white-balanced, as
+    :func:`vision.warp.warp_cards` makes them) carry no usable colour: a greyscale photo, or a
+    monochrome one tinted by a single colour (see :data:`TINT_CHROMA`)."""
     if len(crops) == 0:
         return False
     sample = np.ascontiguousarray(crops[:, ::4, ::4])
     b, g, r = sample[..., 0], sample[..., 1], sample[..., 2]  # whole-array ops, not per-pixel rows
     chroma = np.maximum(np.maximum(b, g), r).astype(np.int16) - np.minimum(np.minimum(b, g), r)
-    return float(np.percentile(chroma, 99)) < COLOURLESS_CHROMA
+    inkiest = float(np.percentile(chroma, 99))
+    if inkiest < COLOURLESS_CHROMA:
+        return True
+    if inkiest >= TINT_CHROMA or len(crops) < 3:
+        return False
+    hues = _ink_hues(sample)
+    if len(hues) < 3:
+        return False
+    mean = np.angle(np.exp(1j * hues).mean())
+    spread = np.degrees(np.abs(np.angle(np.exp(1j * (hues - mean))))).max()
+    return bool(spread < ONE_HUE_DEGREES)
+
+
+def _ink_hues(sample: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+    """Hue angle (radians, CIE Lab a*-b* plane) of each crop's coloured pixels (chroma >= 6),
+    for the crops with enough of them (5 pixels, a mean chroma of 2)."""
+    n, h, w = sample.shape[:3]
+    lab = cv2.cvtColor(sample.reshape(n * h, w, 3), cv2.COLOR_BGR2Lab)
+    ab = lab.reshape(n, h * w, 3)[..., 1:].astype(np.float32) - 128.0
+    hues = []
+    for pixels in ab:
+        coloured = pixels[np.hypot(pixels[:, 0], pixels[:, 1]) >= 6.0]
+        if len(coloured) < 5:
+            continue
+        a, b_ = coloured.mean(axis=0)
+        if np.hypot(a, b_) >= 2.0:
+            hues.append(np.arctan2(b_, a))
+    return np.array(hues, dtype=np.float64)
 
 
 def recognise(
