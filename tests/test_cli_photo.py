@@ -878,3 +878,26 @@ def test_progress_bar_only_when_the_readings_do_not_go_to_the_terminal(
         assert f"setvision: error: photo {k}: bad\n" in err.getvalue().replace("\r\n", "\n")
     assert out.getvalue() == ""
     assert not cli_photo._BAR  # the bar's console is dropped with the bar
+
+
+def test_force_never_overwrites_a_user_photo_bearing_the_copy_name(tmp_path: Path) -> None:
+    """``a.sets.jpg`` that setvision did not write (no copy mark) is the user's photo: kept
+    even with --force, with a message that does not suggest --force; an earlier copy is still
+    replaced, and a file named by --out is replaced as asked."""
+    from vision.batch import is_annotated_copy
+
+    src = photo(tmp_path / "a.jpg")
+    mine = photo(tmp_path / "a.sets.jpg", NO_SET)
+    before = mine.read_bytes()
+    for flags in ((), ("--force",)):
+        result = run(str(src), *flags)
+        assert result.exit_code == 2
+        assert "is not an annotated copy made by setvision" in result.stderr
+        assert "--force to overwrite" not in result.stderr
+        assert mine.read_bytes() == before
+    mine.unlink()
+    assert run(str(src)).exit_code == 0 and is_annotated_copy(mine)
+    assert run(str(src), "--force").exit_code == 0 and is_annotated_copy(mine)
+    named = photo(tmp_path / "named.jpg", NO_SET)
+    assert run(str(src), "--out", str(named), "--force").exit_code == 0
+    assert is_annotated_copy(named)

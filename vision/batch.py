@@ -267,6 +267,19 @@ def plan_jobs(
             jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue
         refusal = None if target is None else _link_refusal(target)
+        if (
+            refusal is None
+            and target is not None
+            and target != out  # a name setvision chose, not one the user gave with --out
+            and target.is_file()
+            and not is_annotated_copy(target)
+        ):
+            # --force replaces an earlier annotated copy; a photo of the user's that happens
+            # to bear the copy's name is never lost to it (nor is --force suggested for it).
+            refusal = (
+                f"{target} exists and is not an annotated copy made by setvision: it is not "
+                "overwritten, even with --force; use --out or --no-image"
+            )
         if refusal is None and target is not None and target.exists() and not force:
             other = "--out" if out is None else "another --out"
             refusal = f"{target} exists; use --force to overwrite, {other} or --no-image"
