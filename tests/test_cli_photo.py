@@ -314,12 +314,36 @@ def test_duplicates_are_called_out(tmp_path: Path) -> None:
     src = photo(tmp_path / "dup.jpg", twice)
     one_deck = run(str(src), "--no-image")
     assert one_deck.exit_code == 0
-    assert "duplicate readings: #1, #3" in one_deck.stdout
-    assert "resolved by the deck having each card once" in one_deck.stdout
+    label = SET_CARDS[0].label
+    assert f"duplicate readings: #1 and #3 read as {label}; resolved" in one_deck.stdout
+    assert "--mixed-decks" not in one_deck.stdout  # one card twice: no hint
+    first = json.loads(run(str(src), "--no-image", "--json").stdout)["cards"]
+    assert [c.get("first_read") for c in first] == [label, None, label]
     mixed = run(str(src), "--no-image", "--mixed-decks", "--json")
     obj = json.loads(mixed.stdout)
     assert [c["label"] for c in obj["cards"]] == [c.label for c in twice]
     assert [c["duplicate"] for c in obj["cards"]] == [True, False, True]
+    text = run(str(src), "--no-image", "--mixed-decks").stdout
+    assert f"(several decks): #1 and #3 are {label}" in text
+
+
+def test_many_duplicates_group_by_card_and_hint_at_mixed_decks() -> None:
+    """A table photographed twice side by side read 24 cards as 12 pairs; the summary named
+    all 24 as if one card. Each group is named with its card, and three or more groups hint
+    at --mixed-decks."""
+    import vision.cli_photo as cli_photo
+
+    labels = ["1 red solid oval", "2 green open diamonds", "3 purple striped squiggles"]
+    cards = [
+        {"id": i + 1, "label": "x", "duplicate": True, "first_read": labels[i % 3]}
+        for i in range(6)
+    ] + [{"id": 7, "label": "y", "duplicate": False}]
+    lines = cli_photo._duplicate_lines(cards, mixed_decks=False)
+    assert lines[0].startswith("duplicate readings: #1 and #4 read as 1 red solid oval; ")
+    assert "#3 and #6 read as 3 purple striped squiggles" in lines[0]
+    assert "use --mixed-decks" in lines[1]
+    assert len(cli_photo._duplicate_lines(cards[:2] + cards[3:5], mixed_decks=False)) == 1
+    assert cli_photo._duplicate_lines(cards[6:], mixed_decks=False) == []
 
 
 def test_process_pool(tmp_path: Path) -> None:

@@ -304,17 +304,39 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     if uncertain:
         ids = ", ".join(f"#{c['id']} ({format_confidence(c['confidence'])})" for c in uncertain)
         console.print(f"[yellow]uncertain readings: {ids}; check these cards[/yellow]")
-    dupes = [c for c in cards if c.get("duplicate")]
-    if dupes:
-        ids = ", ".join(f"#{c['id']}" for c in dupes)
-        what = (
-            "read as the same card (several decks)"
-            if result.get("mixed_decks")
-            else "were first read as the same card; resolved by the deck having each card once"
-        )
-        console.print(f"[magenta]duplicate readings: {ids} {what}[/magenta]")
+    for line in _duplicate_lines(cards, bool(result.get("mixed_decks"))):
+        console.print(f"[magenta]{line}[/magenta]", markup=True)
     if written:
         console.print(f"annotated copy: {written}")
+
+
+#: Groups of cards first read alike from which a table is suspected to hold several decks.
+MIXED_HINT_GROUPS = 3
+
+
+def _duplicate_lines(cards: list[dict[str, Any]], mixed_decks: bool) -> list[str]:
+    """What the table says about cards read alike: each group of card ids with the card they
+    were read as, and with several groups on one deck, a hint at ``--mixed-decks``."""
+    groups: dict[str, list[int]] = {}
+    for card in cards:
+        if card.get("duplicate"):
+            groups.setdefault(card.get("first_read", card["label"]), []).append(card["id"])
+    if not groups:
+        return []
+    verb = "are" if mixed_decks else "read as"
+    parts = [
+        f"{' and '.join(', '.join(f'#{i}' for i in ids).rsplit(', ', 1))} {verb} {label}"
+        for label, ids in groups.items()
+    ]
+    if mixed_decks:
+        return [f"the same card more than once (several decks): {'; '.join(parts)}"]
+    lines = [f"duplicate readings: {'; '.join(parts)}; resolved by the deck having each card once"]
+    if len(groups) >= MIXED_HINT_GROUPS:
+        lines.append(
+            f"{len(groups)} cards of the deck were each read on two cards or more: if decks are "
+            "mixed on this table, use --mixed-decks"
+        )
+    return lines
 
 
 def _can_show(no_image: bool) -> bool:

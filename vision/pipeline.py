@@ -133,13 +133,23 @@ class Table:
             timings_ms=dict(timings_ms or {}),
         )
 
+    def _first_read(self, i: int) -> dict[str, str]:
+        """``{"first_read": label}`` for a card whose own best reading (per attribute, after
+        the table-level colour) was also another card's: what it was read as before the
+        one-deck decoding; ``{}`` for the others."""
+        if not self.duplicates[i]:
+            return {}
+        best = self.probabilities[i].argmax(axis=1)
+        return {"first_read": Card.from_positions([int(v) for v in best]).label}
+
     def to_json(self, image: str) -> dict[str, Any]:
         """The ``setvision photo --json`` object for this table (ids are 1-based positions).
 
         Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
         "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial", "row",
         "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"`` and
-        ``"colourless"`` (a greyscale photo: every colour is a guess).
+        ``"colourless"`` (a greyscale photo: every colour is a guess); a duplicate card also has
+        ``"first_read"``, the label it was read as before the one-deck decoding.
         """
         cards = []
         grid = grid_positions(self.corners)
@@ -156,6 +166,7 @@ class Table:
                     "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in quad],
                     "uncertain": bool(self.uncertain[i]),
                     "duplicate": bool(self.duplicates[i]),
+                    **self._first_read(i),
                     "partial": bool(self.partial[i]),
                     "row": int(grid[i, 0]),
                     "col": int(grid[i, 1]),
