@@ -10,6 +10,8 @@ is read on its own (two decks mixed: repeats are legal) and repeats are only fla
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Final
 
@@ -99,11 +101,14 @@ def identity_log_probs(probs: tuple[npt.NDArray[np.float32], ...]) -> npt.NDArra
 
 def format_confidence(confidence: float) -> str:
     """A confidence (0..1) as a person reads it: whole percent, or one decimal from 99%
-    ("99.7%"), never "100%": a calibrated 0.998 is one misread in 500, not certainty."""
+    ("99.7%"), never "100%": a calibrated 0.998 is one misread in 500, not certainty.
+
+    Rounded down, so a reading flagged below a threshold never shows the threshold or more
+    (0.8981 under 0.9 is "89%", not "90%"), and 98.6% is not shown as "99%"."""
     percent = 100.0 * float(confidence)
     if percent < 99.0:
-        return f"{percent:.0f}%"
-    return f"{min(percent, 99.9):.1f}%"
+        return f"{math.floor(percent + 1e-9):.0f}%"
+    return f"{min(math.floor(10.0 * percent + 1e-9) / 10.0, 99.9):.1f}%"
 
 
 def tempered_log_probs(probs: npt.ArrayLike, temperature: float) -> npt.NDArray[np.float64]:
