@@ -11,7 +11,6 @@ is read on its own (two decks mixed: repeats are legal) and repeats are only fla
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from typing import Final
 
