@@ -94,13 +94,19 @@ def test_no_copy_written_into_a_read_only_folder(tmp_path: Path) -> None:
     folder = tmp_path / "dataset"
     folder.mkdir()
     src = photo(folder / "table.jpg")
+    photo(folder / "other.jpg")
     folder.chmod(0o555)
     try:
         result = run(str(src))
         assert result.exit_code == 2
         assert "read-only folder" in result.stderr
         assert "4 cards, 1 SET" in result.stdout
-        assert sorted(p.name for p in folder.iterdir()) == ["table.jpg"]
+        assert sorted(p.name for p in folder.iterdir()) == ["other.jpg", "table.jpg"]
+        # The whole folder: the refusal, the same for each photo, is said once.
+        both = run(str(folder))
+        assert both.exit_code == 2
+        assert len(both.stderr.strip().splitlines()) == 1
+        assert "no annotated copy written for 2" in both.stdout
         out = tmp_path / "out"
         assert run(str(src), "--out", str(out)).exit_code == 0
         assert (out / "table.sets.jpg").exists()
@@ -925,3 +931,20 @@ def test_force_never_overwrites_a_user_photo_bearing_the_copy_name(tmp_path: Pat
     named = photo(tmp_path / "named.jpg", NO_SET)
     assert run(str(src), "--out", str(named), "--force").exit_code == 0
     assert is_annotated_copy(named)
+
+
+def test_photos_in_subfolders_not_read_are_announced(tmp_path: Path) -> None:
+    """A folder read without --recursive whose subfolders hold photos says so (a new user's
+    folder of 5 photos read as all of it, 9 more in a subfolder unmentioned)."""
+    photo(tmp_path / "a.jpg")
+    (tmp_path / "more").mkdir()
+    photo(tmp_path / "more" / "b.jpg")
+    photo(tmp_path / "more" / "c.jpg")
+    (tmp_path / ".hidden").mkdir()
+    photo(tmp_path / ".hidden" / "d.jpg")
+    result = run(str(tmp_path), "--no-image")
+    assert result.exit_code == 0
+    assert "2 photos in its subfolders not read; use --recursive" in result.stderr
+    deep = run(str(tmp_path), "--no-image", "--recursive")
+    assert deep.exit_code == 0 and deep.stderr == ""
+    assert "3 of 3 photos processed" in deep.stdout

@@ -286,7 +286,7 @@ def plan_jobs(
         elif refusal is None and target is not None and out is None and _read_only(target.parent):
             refusal = (
                 f"{target.parent} is a read-only folder: no annotated copy is written beside "
-                "the photo; use --out or --no-image"
+                "its photos; use --out or --no-image"
             )
         elif refusal is None and target is not None and out is not None:
             where = _existing_folder(target.parent)

@@ -118,6 +118,9 @@ def photo_command(
                     '"" is not a photo or folder (an empty path: an unset variable?)'
                 )
             found += list_photos([raw], recursive=recursive)
+            if not recursive and (below := _photos_in_subfolders(Path(raw))):
+                _warn(f"{raw}: {below} photo{'s' if below != 1 else ''} in its subfolders "
+                      "not read; use --recursive to read them too")  # fmt: skip
         except (FileNotFoundError, SetVisionError) as error:
             _error(str(error))
             pending.append((len(found), json.dumps(_json_error(raw, str(error)))))
@@ -144,6 +147,7 @@ def photo_command(
         "max_pixels": max_pixels,
     }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
+    said: set[str] = set()
     for number, outcome in enumerate(_progress(stream, len(planned), enabled=len(planned) > 1)):
         flush(number)
         if outcome.result is not None:  # read, even if writing its copy then failed
@@ -164,7 +168,11 @@ def photo_command(
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
             typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
         if outcome.error:
-            _error(outcome.error)
+            # The same refusal for every photo of a folder ("... is a read-only folder") is
+            # said once; the summary still counts each photo without its copy.
+            if outcome.error not in said:
+                _error(outcome.error)
+                said.add(outcome.error)
             failures += 1
             if outcome.result is None:
                 unread += 1
@@ -185,6 +193,18 @@ def photo_command(
         typer.echo(summary)
     if failures:
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _photos_in_subfolders(path: Path) -> int:
+    """Photos in the subfolders of ``path`` (a folder read without --recursive); 0 for a file."""
+    from vision.io import list_images
+
+    if not path.is_dir():
+        return 0
+    try:
+        return len(list_images(path, recursive=True)) - len(list_images(path))
+    except (OSError, SetVisionError):
+        return 0
 
 
 def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
