@@ -87,7 +87,11 @@ def photo_command(
     ] = MAX_PIXELS,
     model: Annotated[
         Path | None,
-        typer.Option("--model", help="Card classifier .onnx (default: the packaged model)."),
+        typer.Option(
+            "--model",
+            help="Card classifier .onnx, with its .json beside it (label order, input size, "
+            "normalisation: what scripts/train_classifier.py writes); default: the packaged model.",
+        ),
     ] = None,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
