@@ -948,3 +948,19 @@ def test_photos_in_subfolders_not_read_are_announced(tmp_path: Path) -> None:
     deep = run(str(tmp_path), "--no-image", "--recursive")
     assert deep.exit_code == 0 and deep.stderr == ""
     assert "3 of 3 photos processed" in deep.stdout
+
+
+def test_error_lines_for_stdin_and_corrupt_files(tmp_path: Path) -> None:
+    """"-" says standard input is not read; a damaged PNG does not list the supported formats
+    (its format is one), a text file named .jpg does."""
+    assert "not read from standard input" in run("-").stderr
+    broken = tmp_path / "broken.png"
+    size = b"\x00\x00\x01\x00" * 2  # 256 x 256
+    header = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + size + b"\x08\x02\x00\x00"
+    broken.write_bytes(header + b"\x00" * 40)
+    result = run(str(broken), "--no-image")
+    assert result.exit_code == 2
+    assert "truncated or corrupt" in result.stderr and "supported formats" not in result.stderr
+    text = tmp_path / "notes.jpg"
+    text.write_text("not a photo")
+    assert "supported formats" in run(str(text), "--no-image").stderr

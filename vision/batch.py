@@ -108,6 +108,11 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
             out.extend(found)
         elif path.exists() or path.is_symlink():  # a broken link: reading it says so
             out.append(path)
+        elif str(raw) == "-":
+            raise FileNotFoundError(
+                "-: no such file or folder (a photo is not read from standard input; "
+                "name its file)"
+            )
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
     # A photo named twice (or once directly and once in its folder) is read once.

@@ -155,9 +155,11 @@ def load_image(
         # made up for part of the photo.
         raise SetVisionError(f"{name} is damaged ({damage[0]}); it cannot be read reliably")
     if frame is None:
-        what = "is truncated or corrupt" if size is not None else "is not an image OpenCV can read"
+        if size is not None:  # a header of a format read here: the rest is damaged
+            raise SetVisionError(f"{name} is truncated or corrupt; copy or export it again")
         raise SetVisionError(
-            f"{name} {what}; supported formats: {', '.join(sorted(IMAGE_EXTENSIONS))}"
+            f"{name} is not an image OpenCV can read (its content, whatever its name); "
+            f"supported formats: {', '.join(sorted(IMAGE_EXTENSIONS))}"
         )
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
