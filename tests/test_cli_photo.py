@@ -951,7 +951,7 @@ def test_photos_in_subfolders_not_read_are_announced(tmp_path: Path) -> None:
 
 
 def test_error_lines_for_stdin_and_corrupt_files(tmp_path: Path) -> None:
-    """"-" says standard input is not read; a damaged PNG does not list the supported formats
+    """ "-" says standard input is not read; a damaged PNG does not list the supported formats
     (its format is one), a text file named .jpg does."""
     assert "not read from standard input" in run("-").stderr
     broken = tmp_path / "broken.png"

@@ -110,8 +110,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
             out.append(path)
         elif str(raw) == "-":
             raise FileNotFoundError(
-                "-: no such file or folder (a photo is not read from standard input; "
-                "name its file)"
+                "-: no such file or folder (a photo is not read from standard input; name its file)"
             )
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
