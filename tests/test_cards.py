@@ -44,6 +44,8 @@ def test_from_index_rejects_bad_values(bad: object) -> None:
         # The shared datasets' vocabulary: blue = purple, partial/dashed = striped, bean = squiggle.
         ("2 blue dashed beans", Card(Count.TWO, Colour.PURPLE, Shape.SQUIGGLE, Fill.STRIPED)),
         ("1 red partial oval.", Card(Count.ONE, Colour.RED, Shape.OVAL, Fill.STRIPED)),
+        ("1red solid oval!", Card(Count.ONE, Colour.RED, Shape.OVAL, Fill.SOLID)),
+        ("3diamonds green open?", Card(Count.THREE, Colour.GREEN, Shape.DIAMOND, Fill.OPEN)),
     ],
 )
 def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:

@@ -219,7 +219,9 @@ def parse_card(text: str) -> Card:
         raise ValueError(f"expected card text, got {type(text).__name__}")
     if re.search(r"(^|\s)[-+]\d", text):
         raise ValueError(f"cannot read {text!r}: a count has no sign; {_EXPECTED}")
-    words = [w for w in re.split(r"[\s,_\-/]+", text.strip().lower().rstrip(".;")) if w]
+    # "1red" is "1 red"; a sentence's closing mark is not a word.
+    spaced = re.sub(r"(\d)([a-z])", r"\1 \2", text.strip().lower().rstrip(".;!?"))
+    words = [w for w in re.split(r"[\s,_\-/]+", spaced) if w]
     found: dict[type[Enum], Enum] = {}
     for word in words:
         value = _word_value(word)
