@@ -36,6 +36,11 @@ How it works (contour-based, OpenCV only):
    frame by locating the edge along short profiles across each side and fitting a line, so
    crops of 12 MP photos stay sharp.
 
+8. A second look (:mod:`vision.detect.second_look`): where coloured ink of a symbol's size
+   lies off every card found, a sharpened copy of the working image is searched as well and
+   the cards it finds off the found ones, scored as cards on the frame as it was, are added
+   (defocused, warm-lit or compressed photos lose fewer cards).
+
 A card whose outline runs along the frame edge is reported with ``partial=True`` only while
 what is visible still has a card's shape (it is cut by a few pixels); cards cut further are
 left out. Cards covered by another card are reported only when their outline still looks like a
