@@ -964,3 +964,40 @@ def test_error_lines_for_stdin_and_corrupt_files(tmp_path: Path) -> None:
     text = tmp_path / "notes.jpg"
     text.write_text("not a photo")
     assert "supported formats" in run(str(text), "--no-image").stderr
+
+
+def test_a_fifo_or_folder_bearing_the_copy_name_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO named ``a.sets.jpg`` hung the run (reading its head for the copy mark, or
+    writing into it with --force); a folder of that name was met with "use --force"."""
+    src = photo(tmp_path / "a.jpg")
+    os.mkfifo(tmp_path / "a.sets.jpg")
+    for flags in ((), ("--force",)):
+        result = run(str(src), *flags)
+        assert result.exit_code == 2
+        assert "exists and is not a file" in result.stderr and "--force to" not in result.stderr
+    (tmp_path / "a.sets.jpg").unlink()
+    (tmp_path / "a.sets.jpg").mkdir()
+    assert "exists and is not a file" in run(str(src), "--force").stderr
+
+
+def test_the_subfolder_warning_leaves_out_setvisions_own_copies(tmp_path: Path) -> None:
+    photo(tmp_path / "a.jpg")
+    assert run(str(tmp_path / "a.jpg"), "--out", str(tmp_path / "sub") + "/").exit_code == 0
+    assert (tmp_path / "sub" / "a.sets.jpg").exists()
+    result = run(str(tmp_path), "--no-image")
+    assert result.exit_code == 0 and "subfolders" not in result.stderr
+
+
+def test_json_confidence_is_rounded_down_so_a_flagged_card_stays_under_its_threshold(
+    tmp_path: Path,
+) -> None:
+    src = photo(tmp_path / "t.jpg")
+    cards = json.loads(run(str(src), "--json", "--no-image").stdout)["cards"]
+    conf = cards[0]["confidence"]
+    # Just above the card's confidence (it lies in [conf, conf + 1e-4) as rounded down):
+    # flagged, and its confidence shown under the threshold, never at it.
+    threshold = round(conf + 1e-4, 6)
+    flagged = json.loads(
+        run(str(src), "--json", "--no-image", "--uncertain-below", str(threshold)).stdout
+    )["cards"][0]
+    assert flagged["uncertain"] and flagged["confidence"] < threshold

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,8 @@ def is_annotated_copy(path: str | Path) -> bool:
     """Whether ``path`` is a JPEG carrying :data:`COPY_MARK` in its first segments (an
     annotated copy written by ``setvision photo``); False for anything unreadable."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
+            return False
         with open(path, "rb") as handle:
             head = handle.read(256)
     except OSError:
@@ -284,6 +287,14 @@ def plan_jobs(
                 f"{target} exists and is not an annotated copy made by setvision: it is not "
                 "overwritten, even with --force; use --out or --no-image"
             )
+        if (
+            refusal is None
+            and target is not None
+            and target.exists()
+            and not target.is_symlink()
+            and not target.is_file()
+        ):  # a folder, a FIFO, a device: never written to, not even with --force
+            refusal = f"{target} exists and is not a file; use --out or --no-image"
         if refusal is None and target is not None and target.exists() and not force:
             other = "--out" if out is None else "another --out"
             refusal = f"{target} exists; use --force to overwrite, {other} or --no-image"

@@ -201,14 +201,20 @@ def photo_command(
 
 def _photos_in_subfolders(path: Path) -> int:
     """Photos in the subfolders of ``path`` (a folder read without --recursive); 0 for a file."""
+    from vision.batch import OUTPUT_SUFFIX, is_annotated_copy
     from vision.io import list_images
 
     if not path.is_dir():
         return 0
     try:
-        return len(list_images(path, recursive=True)) - len(list_images(path))
+        top = set(list_images(path))
+        below = [p for p in list_images(path, recursive=True) if p not in top]
     except (OSError, SetVisionError):
         return 0
+    # setvision's own copies are not read with --recursive either.
+    return sum(
+        1 for p in below if not (p.name.lower().endswith(OUTPUT_SUFFIX) and is_annotated_copy(p))
+    )
 
 
 def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:

@@ -8,6 +8,7 @@ and reported in milliseconds under the stage names of :data:`STAGES`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -162,7 +163,9 @@ class Table:
                     "shape": card.shape.value,
                     "fill": card.fill.value,
                     "label": card.label,
-                    "confidence": round(float(self.confidences[i]), 4),
+                    # Rounded down, as shown (vision.decode.format_confidence): a card flagged
+                    # under a threshold never reads as reaching it.
+                    "confidence": math.floor(float(self.confidences[i]) * 1e4) / 1e4,
                     "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in quad],
                     "uncertain": bool(self.uncertain[i]),
                     "duplicate": bool(self.duplicates[i]),
