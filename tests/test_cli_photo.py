@@ -1001,3 +1001,18 @@ def test_json_confidence_is_rounded_down_so_a_flagged_card_stays_under_its_thres
         run(str(src), "--json", "--no-image", "--uncertain-below", str(threshold)).stdout
     )["cards"][0]
     assert flagged["uncertain"] and flagged["confidence"] < threshold
+
+
+def test_the_subfolder_count_stops_at_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.cli_photo as cli_photo
+
+    for i in range(4):
+        (tmp_path / f"d{i}").mkdir()
+        (tmp_path / f"d{i}" / "x.jpg").write_bytes(b"")
+    (tmp_path / "top.jpg").write_bytes(b"")
+    assert cli_photo._photos_in_subfolders(tmp_path) == "4 photos"
+    monkeypatch.setattr(cli_photo, "SUBFOLDER_COUNT_LIMIT", 3)
+    assert cli_photo._photos_in_subfolders(tmp_path) == "3 or more photos"
+    assert cli_photo._photos_in_subfolders(tmp_path / "top.jpg") == ""

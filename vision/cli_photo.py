@@ -123,8 +123,8 @@ def photo_command(
                 )
             found += list_photos([raw], recursive=recursive)
             if not recursive and (below := _photos_in_subfolders(Path(raw))):
-                _warn(f"{raw}: {below} photo{'s' if below != 1 else ''} in its subfolders "
-                      "not read; use --recursive to read them too")  # fmt: skip
+                _warn(f"{raw}: {below} in its subfolders not read; use --recursive to read "
+                      "them too")  # fmt: skip
         except (FileNotFoundError, SetVisionError) as error:
             _error(str(error))
             pending.append((len(found), json.dumps(_json_error(raw, str(error)))))
@@ -199,22 +199,34 @@ def photo_command(
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def _photos_in_subfolders(path: Path) -> int:
-    """Photos in the subfolders of ``path`` (a folder read without --recursive); 0 for a file."""
+#: Photos counted in a folder's subfolders at most (a home folder is not walked through).
+SUBFOLDER_COUNT_LIMIT = 1000
+
+
+def _photos_in_subfolders(path: Path) -> str:
+    """How many photos the subfolders of ``path`` hold (a folder read without --recursive), as
+    said to the user ("3", "1000 or more"); "" for none, or for a file. Hidden folders and
+    files, and setvision's own copies, are left out, as ``--recursive`` would leave them."""
     from vision.batch import OUTPUT_SUFFIX, is_annotated_copy
-    from vision.io import list_images
+    from vision.io import IMAGE_EXTENSIONS
 
     if not path.is_dir():
-        return 0
-    try:
-        top = set(list_images(path))
-        below = [p for p in list_images(path, recursive=True) if p not in top]
-    except (OSError, SetVisionError):
-        return 0
-    # setvision's own copies are not read with --recursive either.
-    return sum(
-        1 for p in below if not (p.name.lower().endswith(OUTPUT_SUFFIX) and is_annotated_copy(p))
-    )
+        return ""
+    count = 0
+    for root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if Path(root) == path:
+            continue
+        for name in files:
+            lower = name.lower()
+            if name.startswith(".") or Path(lower).suffix not in IMAGE_EXTENSIONS:
+                continue
+            if lower.endswith(OUTPUT_SUFFIX) and is_annotated_copy(Path(root) / name):
+                continue
+            count += 1
+            if count >= SUBFOLDER_COUNT_LIMIT:
+                return f"{count} or more photos"
+    return "" if count == 0 else f"{count} photo{'s' if count != 1 else ''}"
 
 
 def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
