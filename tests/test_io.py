@@ -305,3 +305,19 @@ def test_frame_count_of_what_cannot_be_counted_is_one(tmp_path, capfd) -> None:
     assert frame_count(broken) == 1
     assert frame_count(tmp_path / "missing.tiff") == 1
     assert capfd.readouterr().err == ""  # OpenCV's own complaint does not reach the user
+
+
+def test_floating_point_tiff_is_read_and_a_truncated_tiff_called_so():
+    """OpenCV reads a 32-bit float TIFF only as stored (its colour decode gave nothing, and
+    the photo was called "truncated or corrupt"); a truncated TIFF, whose size cannot be read,
+    was called "not an image" with the list of formats, TIFF among them."""
+    rng = np.random.default_rng(0)
+    colour = rng.integers(60, 200, (24, 32, 3)).astype(np.uint8)  # kept as it is, not stretched
+    data = encode(colour.astype(np.float32) / 255.0, ".tiff")
+    img = load_image(data)
+    assert img.shape == (24, 32, 3) and img.dtype == np.uint8
+    assert np.abs(img.astype(int) - colour.astype(int)).max() <= 2
+    whole = encode(colour, ".tiff")
+    with pytest.raises(SetVisionError, match="truncated or corrupt") as info:
+        load_image(whole[: len(whole) // 3])
+    assert "supported formats" not in str(info.value)

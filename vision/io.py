@@ -154,8 +154,12 @@ def load_image(
         # The decoder filled in what it could not read (grey blocks): readings would be
         # made up for part of the photo.
         raise SetVisionError(f"{name} is damaged ({damage[0]}); it cannot be read reliably")
+    if frame is None and head[:4] in _TIFF_MAGIC:
+        # A TIFF of 32-bit or floating-point samples: OpenCV reads it only as it is stored.
+        with _decoder_messages():
+            frame = _decode_alpha(buffer, name)
     if frame is None:
-        if size is not None:  # a header of a format read here: the rest is damaged
+        if size is not None or _image_magic(head):  # a format read here: the rest is damaged
             raise SetVisionError(f"{name} is truncated or corrupt; copy or export it again")
         raise SetVisionError(
             f"{name} is not an image OpenCV can read (its content, whatever its name); "
@@ -304,6 +308,20 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
     )
 
 
+_TIFF_MAGIC: Final = (b"II*\x00", b"MM\x00*")
+
+
+def _image_magic(head: bytes) -> bool:
+    """The first bytes are those of a JPEG, PNG, BMP, GIF, WebP, TIFF or PNM file."""
+    return (
+        _is_jpeg(head)
+        or head.startswith((b"\x89PNG\r\n\x1a\n", b"BM", b"GIF87a", b"GIF89a"))
+        or (head.startswith(b"RIFF") and head[8:12] == b"WEBP")
+        or head[:4] in _TIFF_MAGIC
+        or (len(head) >= 2 and head[0:1] == b"P" and head[1:2] in b"123456")
+    )
+
+
 def image_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
     """(width, height) declared by a JPEG, PNG, BMP, GIF, WebP, TIFF or PNM header, without
     decoding.
@@ -324,7 +342,7 @@ def image_size(data: bytes | bytearray | memoryview) -> tuple[int, int] | None:
             return struct.unpack("<HH", head[6:10])
         if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
             return _webp_size(bytes(data[:40]))
-        if head[:4] in (b"II*\x00", b"MM\x00*"):
+        if head[:4] in _TIFF_MAGIC:
             return _tiff_size(data)
         if len(head) >= 2 and head[0:1] == b"P" and head[1:2] in b"123456":
             return _pnm_size(bytes(data[:1024]))
@@ -490,6 +508,8 @@ def _decode_alpha(buffer: npt.NDArray[np.uint8], name: str) -> npt.NDArray[np.ui
         return None
     if image.dtype == np.uint16:
         image = (image >> 8).astype(np.uint8)
+    elif image.dtype.kind == "f" and float(image.min()) >= 0.0 and float(image.max()) <= 1.0:
+        image = (image * 255.0 + 0.5).astype(np.uint8)  # floating point: 0 black, 1 white
     elif image.dtype != np.uint8:
         image = cv2.normalize(image, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
     if image.ndim == 2:
