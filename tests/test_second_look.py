@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vision.detect import CardDetections, find_cards
+from vision.detect.masks import balance, brighten
 from vision.detect.second_look import second_look, sharpened, unexplained_ink
 
 from .test_detect import CARD_H, CARD_W, card_corners, render_card
@@ -26,6 +27,11 @@ def _scene(cards: list[np.ndarray], ink_at: list[tuple[int, int]] = ()) -> np.nd
     for x, y in ink_at:
         cv2.ellipse(small, (x, y), (18, 8), 0, 0, 360, (40, 40, 210), -1)
     return small
+
+
+def _look(small, k, found, search):
+    """:func:`second_look` with the working image balanced as the search balances it."""
+    return second_look(small, brighten(balance(small))[0], k, found, search)
 
 
 def _detections(quads: list[np.ndarray], k: int = 1) -> CardDetections:
@@ -90,17 +96,17 @@ def test_second_look_adds_only_new_card_sized_cards() -> None:
 
     k = 3
     found = _detections([found_quad], k)
-    out = second_look(small, k, found, search)
+    out = _look(small, k, found, search)
     assert searched == [small.shape]  # the copy searched is the working image
     assert len(out) == 2
     np.testing.assert_allclose(out.corners[1], (missed + 0.5) * k - 0.5, atol=1e-4)
     # No ink off the found cards: no second search at all.
     calm, both = _scene([found_quad, missed]), _detections([found_quad, missed], k)
-    assert second_look(calm, k, both, search) is both
+    assert _look(calm, k, both, search) is both
     assert len(searched) == 1
     # Nothing found the first time: nothing to compare with, no second search.
     empty = CardDetections.empty()
-    assert second_look(small, k, empty, search) is empty and len(searched) == 1
+    assert _look(small, k, empty, search) is empty and len(searched) == 1
 
 
 def test_second_look_refuses_a_quad_on_a_found_card_or_not_paper() -> None:
@@ -108,7 +114,7 @@ def test_second_look_refuses_a_quad_on_a_found_card_or_not_paper() -> None:
     small = _scene([found_quad], ink_at=[(330, 147)])
     half_on = found_quad + np.array([30.0, 0.0])  # half of it lies on the found card
     dark = _quad(300, 100)  # card-shaped, but the table there is dark: no paper
-    out = second_look(small, 1, _detections([found_quad]), lambda c: _detections([half_on, dark]))
+    out = _look(small, 1, _detections([found_quad]), lambda c: _detections([half_on, dark]))
     assert len(out) == 1
 
 
@@ -147,7 +153,5 @@ def test_second_look_on_random_scenes_never_fails() -> None:
         if trial % 5 == 0:
             quads[0] = quads[0, :1]  # all four corners at one point: no area
         found = _detections(list(quads))
-        out = second_look(
-            small, 1, found, lambda c: _detections(list(rng.uniform(0, 300, (2, 4, 2))))
-        )
+        out = _look(small, 1, found, lambda c: _detections(list(rng.uniform(0, 300, (2, 4, 2)))))
         assert len(out) >= len(found) and np.isfinite(out.corners).all()

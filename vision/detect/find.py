@@ -110,17 +110,18 @@ def find_cards(
         raise ValueError(f"frame: expected uint8, got {frame.dtype}")
     if min(frame.shape[:2]) < 16:
         return CardDetections.empty()
-    found, small, k = _search(frame, min_score)
+    found, shrunk, small, k = _search(frame, min_score)
     if not second_look:
         return found
-    return look_again(small, k, found, lambda copy: _search(copy, min_score)[0])
+    return look_again(shrunk, small, k, found, lambda copy: _search(copy, min_score)[0])
 
 
 def _search(
     frame: npt.NDArray[np.uint8], min_score: float
-) -> tuple[CardDetections, npt.NDArray[np.uint8], int]:
+) -> tuple[CardDetections, npt.NDArray[np.uint8], npt.NDArray[np.uint8], int]:
     """One search of a checked frame (see :func:`find_cards`): the cards, the working image
-    (the frame shrunk by an integer factor, before any balance) and that factor."""
+    (the frame shrunk by an integer factor) before and after its balance and brightening, and
+    that factor."""
     shrunk, k = shrink(frame)
     small, gain = brighten(balance(shrunk))
     sh, sw = small.shape[:2]
@@ -142,7 +143,7 @@ def _search(
         )
         ink_final = [(q, s, False) for q, s in zip(quads, scores)]
         found = _finish(frame, ink_final, k, focal, np.ones(len(ink_final), dtype=bool), gain)
-        return found, shrunk, k
+        return found, shrunk, small, k
     quads, fill, cut, outlines, scores, upright, level = score_candidates(
         small, cands, focal, centre, min_score
     )
@@ -317,7 +318,7 @@ def _search(
         final += [(q, s, False) for q, s in zip(extra, extra_scores)]
         short_first = np.r_[short_first, np.zeros(len(extra), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
-    return _finish(frame, final, k, focal, short_first, gain), shrunk, k
+    return _finish(frame, final, k, focal, short_first, gain), shrunk, small, k
 
 
 def _white_surface_cards(

@@ -39,7 +39,6 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.detect.geometry import aspect_score, quad_area
-from vision.detect.masks import balance, brighten
 from vision.detect.result import CardDetections
 from vision.detect.scoring import probe_scores
 
@@ -133,6 +132,7 @@ def _overlap_share(quad: np.ndarray, found: np.ndarray) -> float:
 
 def second_look(
     small: npt.NDArray[np.uint8],
+    balanced: npt.NDArray[np.uint8],
     k: int,
     found: CardDetections,
     search: Callable[[npt.NDArray[np.uint8]], CardDetections],
@@ -142,6 +142,8 @@ def second_look(
     Args:
         small: (h, w, 3) uint8 BGR working image of the frame ``found`` was found on (the
             frame shrunk by ``k``: :func:`vision.detect.masks.shrink`).
+        balanced: ``small`` as the search saw it: colour-balanced and brightened
+            (:func:`~vision.detect.masks.balance`, :func:`~vision.detect.masks.brighten`).
         k: the shrink factor (frame pixels per working pixel).
         found: the first search's cards (frame pixels).
         search: the detector for one frame (the first search, without a second look).
@@ -154,7 +156,6 @@ def second_look(
         return found
     corners = found.corners.astype(np.float64)
     work = (corners + 0.5) / k - 0.5
-    balanced, _ = brighten(balance(small))  # as the search sees it (casts, dim scenes)
     if not unexplained_ink(balanced, work):
         return found
     again = search(sharpened(small))  # working-image pixels
