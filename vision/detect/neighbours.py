@@ -25,6 +25,7 @@ from vision.detect.geometry import (
     clockwise,
     corner_score,
     intersect_sides,
+    local_card_area,
     points_in_quads,
     quad_area,
 )
@@ -261,6 +262,7 @@ def neighbour_cards(
     # edge of the gap to a neighbour, not its far edge (the stronger one beside a card in a
     # shadow).
     dark_table = _dark_table(small, seeds)
+    first_seeds = seeds.copy()
     for _ in range(_ROUNDS):
         if len(seeds) == 0:
             break
@@ -384,6 +386,18 @@ def neighbour_cards(
                 scores[i] < 0.8 or not all(_nested(quad, taken[j]) or alike[j] for j in hits)
             ):
                 continue
+            # Of two nested quads, the one nearer the neighbouring card's size is the card: a
+            # hypothesis replaces the box round a card's symbols, but not a card inside the
+            # tray cell it snapped to (koff at JPEG quality 50: 5 cards lost to their cells).
+            # The card's size there comes from the first seeds (the cards found by their
+            # outlines), fitted over the table for perspective; a seed found here may be a cell.
+            ref = local_card_area(quad[None], first_seeds)[0]
+            ref = ref if ref > 0 else quad_area(seeds[origin[i]][None])[0]
+            size = _size_gap(quad_area(quad[None])[0], ref)
+            if any(
+                not alike[j] and _size_gap(quad_area(taken[j][None])[0], ref) <= size for j in hits
+            ):
+                continue
             replaced += [int(j) for j in hits]
             for j in hits[hits >= len(others)]:
                 found_scores[j - len(others)] = -1.0  # a new card replaced by a better one
@@ -432,6 +446,11 @@ def _similar(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     perspective differ by less)."""
     ratio = a[:, None] / np.maximum(b[None, :], 1e-9)
     return (ratio > 1 / 1.6) & (ratio < 1.6)
+
+
+def _size_gap(area: float, ref: float) -> float:
+    """How far an area is from a reference area, as the absolute log of their ratio."""
+    return abs(float(np.log(max(area, 1e-9) / max(ref, 1e-9))))
 
 
 def _clashes(quad: np.ndarray, taken: np.ndarray) -> np.ndarray:
