@@ -212,10 +212,10 @@ def _long_side_960(frame: np.ndarray) -> tuple[np.ndarray, float]:
     ("path", "alter", "least"),
     [
         ("tables/koff/images/IMG08.jpg", _jpeg50, 11),
-        # Two of its cards still keep their cells: the inset search reaches the symbols'
-        # outer edges; limiting its depth to 15 % a side took them, but lost 3 cards to
-        # insets elsewhere under noise (koff IMG02, maormagori).
-        ("tables/koff/images/IMG01.jpg", _long_side_960, 10),
+        # Two of its cards kept their cells: the inset search reached the symbols' outer
+        # edges (now at most 15 % a side, ``refine.INSET_DEPTH``; alone, that lost 3 cards to
+        # insets inside whole cards under noise, which ``refine.frame_contrast`` rejects).
+        ("tables/koff/images/IMG01.jpg", _long_side_960, 12),
     ],
     ids=["IMG08-jpeg50", "IMG01-960px"],
 )

@@ -17,7 +17,7 @@ from vision.detect.geometry import (
     side_frames,
 )
 
-__all__ = ["SAMPLES", "STEPS", "inner_cards", "refine", "snap_sides"]
+__all__ = ["SAMPLES", "STEPS", "frame_contrast", "inner_cards", "refine", "snap_sides"]
 
 
 SAMPLES: Final = 20  # profiles per side
@@ -34,6 +34,12 @@ _ALONG: Final = np.linspace(0.15, 0.85, SAMPLES)
 _ACROSS: Final = np.linspace(0.0, 1.0, STEPS)
 _STEP_MIDS: Final = 0.5 * (_ACROSS[:-1] + _ACROSS[1:])
 _CENTRED_WEIGHT: Final = np.exp(-0.5 * (((_ACROSS[:-1] + _ACROSS[1:]) - 1.0) / 0.6) ** 2)
+#: Deepest inset of a side in :func:`inner_cards`, as a fraction of the distance to the opposite
+#: side. A card taken from its frame fills over half of it (``find.py``: area ratio > 0.5, about
+#: 0.146 a side when centred); farther in lie the outer edges of its symbols, stronger than its
+#: own faint edge (koff at 960 px: 2 cards kept their tray cells when the search reached 0.3 of
+#: the short side).
+INSET_DEPTH: Final = 0.15
 
 
 def refine(frame: np.ndarray, quads: np.ndarray, k: int, gain: float = 1.0) -> np.ndarray:
@@ -236,10 +242,48 @@ def inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.nd
         np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1),
         np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
     )
-    inner, found = snap_sides(
-        small, quads, -0.3 * short, -0.03 * short, centred=False, min_step=2.5
-    )
+    across = np.linalg.norm(np.roll(quads, -2, axis=1) - np.roll(quads, -1, axis=1), axis=2)
+    deepest = np.minimum(0.3 * short[:, None], INSET_DEPTH * across)  # (N, 4), side i: i -> i+1
+    inner, found = snap_sides(small, quads, -deepest, -0.03 * short, centred=False, min_step=2.5)
     return inner, found.all(axis=1)
+
+
+def frame_contrast(small: np.ndarray, outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """(N,) CIE76 colour difference (CIELAB, L* 0-100) between the frame round each inset card
+    and the card's own paper: the median colour of the ring between ``outer`` and ``inner``
+    (N, 4, 2 working pixels; the outer quad shrunk 3 %, the inner grown 6 % about its centre, so
+    neither edge counts) against that of a band just inside ``inner`` (94 % to 82 % of it:
+    paper, clear of the symbols).
+
+    A card in a tray cell sits on another paper: the insets that match an annotated card measured
+    11.4 to 14.9 (koff, 16 insets in the annotated photos as taken and under the alterations of
+    ``scripts/eval_robustness.py``). Insets found inside a card already taken whole (its own
+    paper on both sides of noise or a faint crease) measured 0.4 to 2.8 (5, under noise and warm
+    light). 0 where a region is empty."""
+    out = np.zeros(len(outer))
+    h, w = small.shape[:2]
+    for i, (o, q) in enumerate(zip(outer, inner, strict=True)):
+        x0, y0 = np.maximum(np.floor(o.min(axis=0)).astype(int) - 1, 0)
+        x1, y1 = np.minimum(np.ceil(o.max(axis=0)).astype(int) + 2, (w, h))
+        if x1 - x0 < 4 or y1 - y0 < 4:
+            continue
+        patch = small[y0:y1, x0:x1]
+        shift = np.array([x0, y0], np.float64)
+
+        def mask(quad: np.ndarray, scale: float, shape=patch.shape[:2], shift=shift) -> np.ndarray:
+            centre = quad.mean(axis=0)
+            pts = centre + scale * (quad - centre) - shift
+            m = np.zeros(shape, np.uint8)
+            cv2.fillPoly(m, [np.round(pts).astype(np.int32)], 1)
+            return m.astype(bool)
+
+        ring = mask(o, 0.97) & ~mask(q, 1.06)
+        band = mask(q, 0.94) & ~mask(q, 0.82)
+        if not ring.any() or not band.any():
+            continue
+        lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB)
+        out[i] = float(np.linalg.norm(np.median(lab[ring], axis=0) - np.median(lab[band], axis=0)))
+    return out
 
 
 def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
