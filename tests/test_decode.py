@@ -123,6 +123,37 @@ def test_temperatures_change_the_confidence_not_the_reading() -> None:
         decode_table(probs, temperatures=(0.5, 0.5, 0.5))
 
 
+def test_evidence_fused_into_a_head_is_not_tempered() -> None:
+    from vision.decode import decode_table
+
+    # pclewis shadow4 at JPEG 50, card 3: the model 0.54 red / 0.05 green / 0.41 purple; the
+    # table's inks (the outline's hue, shifted by a hand's shadow, nearer the reds) add
+    # evidence for red, fused 0.78 red. Tempering the fused probabilities sharpened that
+    # evidence too: 0.986, not flagged.
+    model = np.array([[0.54, 0.05, 0.41]])
+    evidence = np.log(np.array([[0.78, 0.04, 0.18]]) / model)
+    fused = np.exp(np.log(model) + evidence)
+    fused /= fused.sum()
+    sure = np.array([[0.0, 0.0, 1.0]], np.float32) + 1e-7  # the other heads certain
+    probs = (sure, fused.astype(np.float32), sure, sure)
+    temps = (0.5, 0.34, 0.52, 0.44)
+    before = decode_table(probs, temperatures=temps).confidences[0]
+    after = decode_table(probs, temperatures=temps, evidence=(None, evidence, None, None))
+    assert after.cards[0].colour.value == "red"
+    # By hand: the model's part tempered, the evidence added unscaled.
+    z = np.log(model[0]) / 0.34 + evidence[0]
+    expected = np.exp(z - np.log(np.exp(z).sum()))[0]
+    assert after.confidences[0] == pytest.approx(expected, rel=1e-4)
+    assert before > 0.98 and after.confidences[0] < 0.9
+    # No evidence, or a temperature of 1, is the plain case.
+    zero = (None, np.zeros((1, 3)), None, None)
+    assert decode_table(probs, temperatures=temps, evidence=zero).confidences[0] == pytest.approx(
+        before, rel=1e-5
+    )
+    ones = decode_table(probs, temperatures=(1, 1, 1, 1), evidence=(None, evidence, None, None))
+    assert ones.confidences[0] == pytest.approx(decode_table(probs).confidences[0], rel=1e-4)
+
+
 @pytest.mark.parametrize(
     ("confidence", "shown"),
     [(0.0, "0%"), (0.424, "42%"), (0.29, "29%"), (0.8981, "89%"), (0.9, "90%"),

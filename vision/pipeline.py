@@ -66,7 +66,8 @@ class Table:
         partial: (N,) bool, the card is cut by the frame edge (its corners extrapolated).
         confidences: (N,) float32 0..1, probability of each card's reading (product of its four
             attribute probabilities after table-level colour and deck decoding, calibrated by
-            the classifier's temperatures when it has them: ``vision.decode.decode_table``).
+            the classifier's temperatures when it has them, which temper the model's part of
+            the colour but not the inks' evidence: ``vision.decode.decode_table``).
         probabilities: (N, 4, 3) float32 per-attribute probabilities (count, colour, shape,
             fill; values in enum order) after table-level colour fusion.
         model_probabilities: (N, 4, 3) float32, the classifier's own probabilities.
@@ -364,17 +365,24 @@ def recognise(
     t = time.perf_counter()
     fused = model.copy()
     greyscale = colourless(crops)
+    ink_evidence = None
     if greyscale:
         # A greyscale photo (or one with the colour washed out entirely): no ink colour can be
         # read, so every colour is equally likely and each card is reported uncertain.
         fused[:, 1] = 1.0 / 3.0
     elif table_level_colour:
         fused[:, 1], _, _ = table_colour(crops, model[:, 1])
+        # What the inks added (log-likelihood ratio, fused over model): kept out of the
+        # temperature scaling, which was fitted on the model's probabilities alone.
+        ink_evidence = np.log(np.clip(fused[:, 1], 1e-6, 1.0)) - np.log(
+            np.clip(model[:, 1], 1e-6, 1.0)
+        )
     decoded = decode_table(
         tuple(fused[:, a] for a in range(4)),
         mixed_decks=mixed_decks,
         uncertain_below=uncertain_below,
         temperatures=getattr(classifier, "temperatures", None),
+        evidence=(None, ink_evidence, None, None),
     )
     timings["colour"] = _ms(t)
 
