@@ -439,9 +439,12 @@ def test_greyscale_photo_reports_every_colour_uncertain(
     assert len(cards) == 12
     assert all(c["uncertain"] and c["confidence"] < 0.34 for c in cards)
     assert json.loads(result.stdout)["colourless"] is True
+    # No colour is made up: a new user saw every card of a faded green table printed "red".
+    assert all(c["colour"] is None and "(colour?)" in c["label"] for c in cards)
     text = run(str(path), "--no-image")
     assert "no colour (greyscale" in text.stdout
     assert "rests on uncertain" in text.stdout  # each SET says it is a guess
+    assert not any(word in text.stdout for word in (" red ", " green ", " purple "))
 
 
 @pytest.mark.parametrize("gains", [(0.75, 0.9, 1.0), (0.94, 1.2, 1.35)])

@@ -30,6 +30,7 @@ __all__ = [
     "Card",
     "Fill",
     "Shape",
+    "UNKNOWN_COLOUR",
     "full_deck",
     "parse_card",
 ]
@@ -41,6 +42,11 @@ class Count(Enum):
     ONE = 1
     TWO = 2
     THREE = 3
+
+
+#: How a colour that could not be read is shown (a colourless photo:
+#: ``vision.pipeline.Table.colourless``).
+UNKNOWN_COLOUR: Final = "(colour?)"
 
 
 class Colour(Enum):

@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.cards import UNKNOWN_COLOUR
 from vision.decode import format_confidence
 from vision.rules import SMALLEST_TABLE
 
@@ -158,7 +159,8 @@ def draw_table(
     for i, card in enumerate(table.cards):
         quad = corners[i]
         noun = card.shape.value + ("s" if card.count.value > 1 else "")
-        lines = [f"#{i + 1}  {card.count.value} {card.colour.value}", f"{card.fill.value} {noun}"]
+        colour_word = UNKNOWN_COLOUR if table.colourless else card.colour.value
+        lines = [f"#{i + 1}  {card.count.value} {colour_word}", f"{card.fill.value} {noun}"]
         colour = (0, 0, 0)
         if table.uncertain[i]:
             lines.append(f"? {format_confidence(float(table.confidences[i]))}")

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.cards import Card
+from vision.cards import UNKNOWN_COLOUR, Card
 from vision.colour import table_colour
 from vision.decode import ATTRIBUTE_NAMES, UNCERTAIN_BELOW, decode_table
 from vision.rules import find_sets
@@ -135,6 +135,15 @@ class Table:
             timings_ms=dict(timings_ms or {}),
         )
 
+    def label(self, i: int) -> str:
+        """Card ``i``'s reading as text: its :attr:`Card.label`, or, on a colourless photo (no
+        colour could be read), the same with the colour shown as unknown
+        (``"3 (colour?) striped squiggles"``) rather than the colour decoding had to pick."""
+        card = self.cards[i]
+        if not self.colourless:
+            return card.label
+        return card.label.replace(f" {card.colour.value} ", f" {UNKNOWN_COLOUR} ", 1)
+
     def _first_read(self, i: int) -> dict[str, str]:
         """``{"first_read": label}`` for a card whose own best reading (per attribute, after
         the table-level colour) was also another card's: what it was read as before the
@@ -142,7 +151,10 @@ class Table:
         if not self.duplicates[i]:
             return {}
         best = self.probabilities[i].argmax(axis=1)
-        return {"first_read": Card.from_positions([int(v) for v in best]).label}
+        first = Card.from_positions([int(v) for v in best])
+        if self.colourless:
+            return {"first_read": first.label.replace(f" {first.colour.value} ", " ", 1)}
+        return {"first_read": first.label}
 
     def to_json(self, image: str) -> dict[str, Any]:
         """The ``setvision photo --json`` object for this table (ids are 1-based positions).
@@ -150,8 +162,9 @@ class Table:
         Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
         "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial", "row",
         "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"`` and
-        ``"colourless"`` (a greyscale photo: every colour is a guess); a duplicate card also has
-        ``"first_read"``, the label it was read as before the one-deck decoding.
+        ``"colourless"`` (a greyscale photo: no colour can be read, so each card's ``"colour"``
+        is null, its label says "(colour?)", and the SETs are guesses); a duplicate card also
+        has ``"first_read"``, the label it was read as before the one-deck decoding.
         """
         cards = []
         grid = grid_positions(self.corners)
@@ -160,10 +173,10 @@ class Table:
                 {
                     "id": i + 1,
                     "count": card.count.value,
-                    "colour": card.colour.value,
+                    "colour": None if self.colourless else card.colour.value,
                     "shape": card.shape.value,
                     "fill": card.fill.value,
-                    "label": card.label,
+                    "label": self.label(i),
                     # Rounded down, as shown (vision.decode.format_confidence): a card flagged
                     # under a threshold never reads as reaching it.
                     "confidence": math.floor(float(self.confidences[i]) * 1e4) / 1e4,
