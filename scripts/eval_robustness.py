@@ -12,7 +12,9 @@ Alterations (:data:`ALTERATIONS`):
 
 * light and encoding: ``jpeg95`` and ``jpeg50`` (re-encoded at JPEG quality 95, or 50 as a
   messaging app may send it), ``dark60`` (every channel x 0.6:
-  a dim room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light);
+  a dim room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light), ``magenta``
+  and ``green`` (strong casts, :data:`MAGENTA_GAINS`, :data:`GREEN_GAINS`, clipped),
+  ``gamma05`` (shadows lifted, gamma 0.5) and ``dark20`` (every channel x 0.2: underexposed);
 * camera: ``blur`` (defocus: a Gaussian blur of sigma 0.1 % of the photo's long side, 4 px on a
   12 MP photo), ``small`` (resized so the long side is :data:`SMALL_SIDE` px: a far or
   low-resolution camera; smaller photos are left as they are), ``noise`` (Gaussian sensor noise
@@ -71,6 +73,23 @@ def dark(image: np.ndarray) -> np.ndarray:
     return (image.astype(np.float32) * 0.6).astype(np.uint8)
 
 
+#: Channel gains (BGR) of the ``magenta`` and ``green`` casts (a new user's trial, 2026-12-01:
+#: purple cards on one-colour tables read red or green at 99 % and more).
+MAGENTA_GAINS = (1.15, 0.75, 1.15)
+GREEN_GAINS = (0.8, 1.2, 0.8)
+
+
+def gains(image: np.ndarray, bgr: tuple[float, float, float]) -> np.ndarray:
+    """(H, W, 3) uint8 BGR photo with each channel times its gain (clipped)."""
+    return np.clip(image.astype(np.float32) * np.array(bgr), 0, 255).astype(np.uint8)
+
+
+def gamma(image: np.ndarray, g: float = 0.5) -> np.ndarray:
+    """(H, W, 3) uint8 BGR photo through ``255 (x / 255) ** g`` (0.5: shadows lifted)."""
+    lut = np.clip(255.0 * (np.arange(256) / 255.0) ** g, 0, 255).astype(np.uint8)
+    return cv2.LUT(image, lut)
+
+
 def _png(image: np.ndarray) -> bytes:
     return cv2.imencode(".png", image)[1].tobytes()
 
@@ -113,6 +132,10 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, float]]] = {
     "blur": lambda im: _same(_blur(im)),
     "small": _small,
     "noise": lambda im: _same(_noise(im)),
+    "magenta": lambda im: _same(_png(gains(im, MAGENTA_GAINS))),
+    "green": lambda im: _same(_png(gains(im, GREEN_GAINS))),
+    "gamma05": lambda im: _same(_png(gamma(im, 0.5))),
+    "dark20": lambda im: _same(_png(gains(im, (0.2, 0.2, 0.2)))),
 }
 
 

@@ -168,3 +168,25 @@ def test_colourless_greyscale_and_one_tint(
     inks: list[tuple[int, int, int]], expected: bool
 ) -> None:
     assert colourless(_inked_crops(inks)) is expected
+
+
+@pytest.mark.parametrize(("red", "sharpened"), [(0.9, True), (0.7, False)])
+def test_the_colour_is_not_sharpened_where_the_inks_contradict_the_model(
+    red: float, sharpened: bool
+) -> None:
+    # The three red cards of CARDS, each read "red" by the model at ``red`` (the rest of the
+    # mass on purple): the model and its ink grouping agree at ``red`` on average. At 0.9 the
+    # temperature sharpens the colour as fitted; at 0.7 (under 0.8, DOUBTFUL_AGREEMENT: a
+    # colour cast that fools model and inks alike) it does not, and the cards are flagged.
+    cards = [c for c in CARDS if c.colour.value == "red"]
+    frame, corners = table_frame(cards)
+    probs = one_hot_probs(cards)
+    probs.colour[:] = [red, 0.0, 1.0 - red]
+    classifier = FakeClassifier(probs)
+    classifier.temperatures = (0.3, 0.34, 0.3, 0.3)
+    table = recognise(frame, classifier, detector=fake_detector(corners))
+    assert table.cards == tuple(cards)
+    if sharpened:
+        assert (table.confidences > 0.95).all() and not table.uncertain.any()
+    else:
+        assert (table.confidences < 0.9).all() and table.uncertain.all()

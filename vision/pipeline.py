@@ -38,6 +38,14 @@ __all__ = [
 
 #: Stage names in ``Table.timings_ms``, in pipeline order.
 STAGES: Final = ("load", "detect", "warp", "classify", "colour", "rules", "draw")
+#: Agreement between the model's colours and the table's ink groups
+#: (:attr:`vision.colour.InkGroups.agreement`) under which the model's colour is not sharpened by
+#: its temperature: the inks contradict it (a strong colour cast, clipped highlights), and the
+#: temperature, fitted on photos under ordinary light, would turn a 0.81 "red" for a faint
+#: purple under a magenta cast into 0.99. Measured with ``scripts/eval_robustness.py --cv``
+#: (1,399 cards): as taken no right reading more is flagged; under magenta and green casts,
+#: gamma 0.5 and darkening to 20 %, unflagged misreads 12 -> 9 (the three magenta ones; README).
+DOUBTFUL_AGREEMENT: Final = 0.8
 
 
 class _Detections(Protocol):
@@ -379,12 +387,19 @@ def recognise(
     fused = model.copy()
     greyscale = colourless(crops)
     ink_evidence = None
+    temperatures = getattr(classifier, "temperatures", None)
     if greyscale:
         # A greyscale photo (or one with the colour washed out entirely): no ink colour can be
         # read, so every colour is equally likely and each card is reported uncertain.
         fused[:, 1] = 1.0 / 3.0
     elif table_level_colour:
-        fused[:, 1], _, _ = table_colour(crops, model[:, 1])
+        fused[:, 1], groups, _ = table_colour(crops, model[:, 1])
+        if (
+            temperatures is not None
+            and len(groups.colours)
+            and (groups.agreement < DOUBTFUL_AGREEMENT)
+        ):
+            temperatures = (temperatures[0], 1.0, *temperatures[2:])
         # What the inks added (log-likelihood ratio, fused over model): kept out of the
         # temperature scaling, which was fitted on the model's probabilities alone.
         ink_evidence = np.log(np.clip(fused[:, 1], 1e-6, 1.0)) - np.log(
@@ -394,7 +409,7 @@ def recognise(
         tuple(fused[:, a] for a in range(4)),
         mixed_decks=mixed_decks,
         uncertain_below=uncertain_below,
-        temperatures=getattr(classifier, "temperatures", None),
+        temperatures=temperatures,
         evidence=(None, ink_evidence, None, None),
     )
     timings["colour"] = _ms(t)
