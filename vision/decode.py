@@ -114,8 +114,12 @@ def tempered_log_probs(probs: npt.ArrayLike, temperature: float) -> npt.NDArray[
     """(..., 3) log of ``softmax(log p / T)`` over the last axis: one head's probabilities at
     temperature ``T`` (the same as dividing its logits by T; temperature scaling, Guo et al.,
     "On Calibration of Modern Neural Networks", ICML 2017). Computed in log space."""
-    z = np.log(np.clip(np.asarray(probs, np.float64), _EPS, 1.0)) / temperature
-    z -= z.max(axis=-1, keepdims=True)
+    return _log_softmax(np.log(np.clip(np.asarray(probs, np.float64), _EPS, 1.0)) / temperature)
+
+
+def _log_softmax(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Log of the softmax over the last axis, computed stably."""
+    z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
@@ -138,9 +142,7 @@ def _calibrated(
             log_conf += tempered_log_probs(p, t)[np.arange(len(chosen)), values[:, h]]
             continue
         e = np.asarray(e, np.float64)
-        z = (np.log(np.clip(np.asarray(p, np.float64), _EPS, 1.0)) - e) / t + e
-        z -= z.max(axis=-1, keepdims=True)
-        z -= np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        z = _log_softmax((np.log(np.clip(np.asarray(p, np.float64), _EPS, 1.0)) - e) / t + e)
         log_conf += z[np.arange(len(chosen)), values[:, h]]
     return np.exp(log_conf).astype(np.float32)
 

@@ -147,7 +147,9 @@ class Table:
         """Card ``i``'s reading as text: its :attr:`Card.label`, or, on a colourless photo (no
         colour could be read), the same with the colour shown as unknown
         (``"3 (colour?) striped squiggles"``) rather than the colour decoding had to pick."""
-        card = self.cards[i]
+        return self._text(self.cards[i])
+
+    def _text(self, card: Card) -> str:
         if not self.colourless:
             return card.label
         return card.label.replace(f" {card.colour.value} ", f" {UNKNOWN_COLOUR} ", 1)
@@ -159,10 +161,7 @@ class Table:
         if not self.duplicates[i]:
             return {}
         best = self.probabilities[i].argmax(axis=1)
-        first = Card.from_positions([int(v) for v in best])
-        if self.colourless:
-            return {"first_read": first.label.replace(f" {first.colour.value} ", " ", 1)}
-        return {"first_read": first.label}
+        return {"first_read": self._text(Card.from_positions([int(v) for v in best]))}
 
     def to_json(self, image: str) -> dict[str, Any]:
         """The ``setvision photo --json`` object for this table (ids are 1-based positions).

@@ -391,13 +391,13 @@ def neighbour_cards(
             # tray cell it snapped to (koff at JPEG quality 50: 5 cards lost to their cells).
             # The card's size there comes from the first seeds (the cards found by their
             # outlines), fitted over the table for perspective; a seed found here may be a cell.
-            ref = local_card_area(quad[None], first_seeds)[0]
-            ref = ref if ref > 0 else quad_area(seeds[origin[i]][None])[0]
-            size = _size_gap(quad_area(quad[None])[0], ref)
-            if any(
-                not alike[j] and _size_gap(quad_area(taken[j][None])[0], ref) <= size for j in hits
-            ):
-                continue
+            nested = [j for j in hits if not alike[j]]
+            if nested:
+                ref = local_card_area(quad[None], first_seeds)[0]
+                ref = ref if ref > 0 else quad_area(seeds[origin[i]][None])[0]
+                size = _size_gap(quad_area(quad[None])[0], ref)
+                if any(_size_gap(quad_area(taken[j][None])[0], ref) <= size for j in nested):
+                    continue
             replaced += [int(j) for j in hits]
             for j in hits[hits >= len(others)]:
                 found_scores[j - len(others)] = -1.0  # a new card replaced by a better one

@@ -268,22 +268,27 @@ def frame_contrast(small: np.ndarray, outer: np.ndarray, inner: np.ndarray) -> n
         if x1 - x0 < 4 or y1 - y0 < 4:
             continue
         patch = small[y0:y1, x0:x1]
-        shift = np.array([x0, y0], np.float64)
-
-        def mask(quad: np.ndarray, scale: float, shape=patch.shape[:2], shift=shift) -> np.ndarray:
-            centre = quad.mean(axis=0)
-            pts = centre + scale * (quad - centre) - shift
-            m = np.zeros(shape, np.uint8)
-            cv2.fillPoly(m, [np.round(pts).astype(np.int32)], 1)
-            return m.astype(bool)
-
-        ring = mask(o, 0.97) & ~mask(q, 1.06)
-        band = mask(q, 0.94) & ~mask(q, 0.82)
+        origin = np.array([x0, y0], np.float64)
+        shape = patch.shape[:2]
+        ring = _quad_mask(o, 0.97, origin, shape) & ~_quad_mask(q, 1.06, origin, shape)
+        band = _quad_mask(q, 0.94, origin, shape) & ~_quad_mask(q, 0.82, origin, shape)
         if not ring.any() or not band.any():
             continue
         lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB)
         out[i] = float(np.linalg.norm(np.median(lab[ring], axis=0) - np.median(lab[band], axis=0)))
     return out
+
+
+def _quad_mask(
+    quad: np.ndarray, scale: float, origin: np.ndarray, shape: tuple[int, ...]
+) -> np.ndarray:
+    """(h, w) bool mask of the (4, 2) ``quad`` scaled by ``scale`` about its centre, in a patch
+    of ``shape`` whose top-left pixel is ``origin`` (x, y) of the quad's image."""
+    centre = quad.mean(axis=0)
+    pts = centre + scale * (quad - centre) - origin
+    mask = np.zeros(shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(pts).astype(np.int32)], 1)
+    return mask.astype(bool)
 
 
 def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
