@@ -78,7 +78,8 @@ def evaluate(
 
     Args:
         alter: name of an alteration of ``scripts/eval_robustness.py`` (``blur``, ``small``,
-            ...) applied to each photo first; the detections are scaled back to the original.
+            ...) applied to each photo first; the detections are mapped back to the original's
+            pixels (scaled, turned or mirrored back).
 
     Returns:
         The scores, the detections per photo path (original coordinates), and the detection
@@ -92,15 +93,19 @@ def evaluate(
                 f"{photo.path}: annotated as {photo.width}x{photo.height}, "
                 f"loaded as {image.shape[1]}x{image.shape[0]}"
             )
-        scale = 1.0
+        back = None
         if alter is not None:
             from eval_robustness import ALTERATIONS
 
-            encoded, scale = ALTERATIONS[alter](image)
+            encoded, back = ALTERATIONS[alter](image)
             image = cv2.imdecode(np.frombuffer(encoded, np.uint8), cv2.IMREAD_COLOR)
         start = time.perf_counter()
-        quads = detect(image) / np.float32(scale)
+        quads = detect(image)
         times.append((time.perf_counter() - start) * 1000)
+        if back is not None:
+            from eval_robustness import to_original
+
+            quads = to_original(quads, back)
         found[photo.path] = quads
         scores.append(score_photo(photo, quads, threshold))
     return scores, found, times

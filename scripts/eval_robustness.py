@@ -19,6 +19,9 @@ Alterations (:data:`ALTERATIONS`):
   12 MP photo), ``small`` (resized so the long side is :data:`SMALL_SIDE` px: a far or
   low-resolution camera; smaller photos are left as they are), ``noise`` (Gaussian sensor noise
   of standard deviation 8 grey levels per channel, seeded);
+* geometry: ``rot90``, ``rot180``, ``rot270`` (turned clockwise, losslessly: a phone held
+  another way up without EXIF orientation) and ``mirror`` (flipped left to right): a reader
+  should find and read the same cards however the table is turned;
 * ``none`` (the photo's own pixels, losslessly: the reference for the flag rates).
 
 Cards are matched to the truth by identity (an assignment maximising agreeing attributes, as
@@ -36,6 +39,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 import cv2
 import numpy as np
@@ -94,17 +98,22 @@ def _png(image: np.ndarray) -> bytes:
     return cv2.imencode(".png", image)[1].tobytes()
 
 
-def _same(encoded: bytes) -> tuple[bytes, float]:
-    return encoded, 1.0
+#: The identity mapping: the altered photo's pixels are the original's.
+SAME: Final = np.eye(3)
 
 
-def _small(image: np.ndarray) -> tuple[bytes, float]:
+def _same(encoded: bytes) -> tuple[bytes, np.ndarray]:
+    return encoded, SAME
+
+
+def _small(image: np.ndarray) -> tuple[bytes, np.ndarray]:
     height, width = image.shape[:2]
     scale = SMALL_SIDE / max(height, width)
     if scale >= 1.0:
-        return _png(image), 1.0
+        return _png(image), SAME
     size = (max(round(width * scale), 1), max(round(height * scale), 1))
-    return _png(cv2.resize(image, size, interpolation=cv2.INTER_AREA)), scale
+    back = np.diag([1.0 / scale, 1.0 / scale, 1.0])
+    return _png(cv2.resize(image, size, interpolation=cv2.INTER_AREA)), back
 
 
 def _noise(image: np.ndarray) -> bytes:
@@ -117,9 +126,36 @@ def _blur(image: np.ndarray) -> bytes:
     return _png(cv2.GaussianBlur(image, (0, 0), BLUR_SIGMA * max(image.shape[:2])))
 
 
-#: Name -> function from a (H, W, 3) uint8 BGR photo to (encoded photo bytes, scale of the
-#: encoded photo's coordinates relative to the original's).
-ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, float]]] = {
+def _turned(image: np.ndarray, how: str) -> tuple[bytes, np.ndarray]:
+    """The photo turned (``rot90`` clockwise, ``rot180``, ``rot270``) or mirrored left to right
+    (``mirror``), losslessly, and the 3x3 mapping of the turned photo's pixel centres (x, y, 1)
+    back to the original's."""
+    height, width = image.shape[:2]
+    w, h = width - 1.0, height - 1.0
+    turned, back = {
+        # turned (x', y') = (h - y, x): the original (x, y) = (y', h - x')
+        "rot90": (cv2.ROTATE_90_CLOCKWISE, [[0, 1, 0], [-1, 0, h], [0, 0, 1]]),
+        "rot180": (cv2.ROTATE_180, [[-1, 0, w], [0, -1, h], [0, 0, 1]]),
+        # turned (x', y') = (y, w - x): the original (x, y) = (w - y', x')
+        "rot270": (cv2.ROTATE_90_COUNTERCLOCKWISE, [[0, -1, w], [1, 0, 0], [0, 0, 1]]),
+        "mirror": (None, [[-1, 0, w], [0, 1, 0], [0, 0, 1]]),
+    }[how]
+    out = cv2.flip(image, 1) if turned is None else cv2.rotate(image, turned)
+    return _png(out), np.array(back, dtype=np.float64)
+
+
+def to_original(points: np.ndarray, back: np.ndarray) -> np.ndarray:
+    """Points (..., 2) in an altered photo's pixels mapped into the original photo's by the
+    alteration's 3x3 ``back`` mapping (float32, same shape)."""
+    pts = np.asarray(points, dtype=np.float64)
+    flat = pts.reshape(-1, 2) @ back[:2, :2].T + back[:2, 2]
+    return flat.reshape(pts.shape).astype(np.float32)
+
+
+#: Name -> function from a (H, W, 3) uint8 BGR photo to (encoded photo bytes, 3x3 float64
+#: mapping of the encoded photo's pixel coordinates (x, y, 1) to the original's; see
+#: :func:`to_original`).
+ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, np.ndarray]]] = {
     "jpeg95": lambda im: _same(
         cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     ),
@@ -136,6 +172,10 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, float]]] = {
     "green": lambda im: _same(_png(gains(im, GREEN_GAINS))),
     "gamma05": lambda im: _same(_png(gamma(im, 0.5))),
     "dark20": lambda im: _same(_png(gains(im, (0.2, 0.2, 0.2)))),
+    "rot90": lambda im: _turned(im, "rot90"),
+    "rot180": lambda im: _turned(im, "rot180"),
+    "rot270": lambda im: _turned(im, "rot270"),
+    "mirror": lambda im: _turned(im, "mirror"),
 }
 
 
@@ -173,12 +213,13 @@ def main(argv: list[str] | None = None) -> int:
         missed = total = 0
         lost: list[str] = []  # photos with true cards left without a reading
         for truth in truths:
-            data, scale = ALTERATIONS[name](load_image(root / truth.path))
+            data, back = ALTERATIONS[name](load_image(root / truth.path))
             table = process_photo(
                 data, models.get(truth.source, shipped), draw=False,
                 table_level_colour=not args.no_table_colour,
             ).table  # fmt: skip
-            keep = evaluate.outside_partial(table.corners / scale, truth.partial, truth.whole)
+            corners = to_original(table.corners, back)
+            keep = evaluate.outside_partial(corners, truth.partial, truth.whole)
             pred = [table.cards[i] for i in keep]
             _, pairs = evaluate.match(pred, truth.cards)
             total += len(truth.cards)
