@@ -585,3 +585,26 @@ def test_local_card_area_follows_the_perspective_of_the_table() -> None:
     # Fewer than three cards say nothing of the perspective: 0 (no constraint).
     assert local_card_area(card(0, 0, 1)[None], found[:2])[0] == 0.0
     assert local_card_area(card(0, 0, 1)[None], found[:0])[0] == 0.0
+
+
+def _faint_symbols(frame: np.ndarray, quad: np.ndarray) -> None:
+    """Paste a card whose two outlined pink ovals are only ~9 % darker than its paper in their
+    darkest channel (a washed-out photo) onto ``frame`` at ``quad``."""
+    card, mask = render_card(colour=(228, 222, 245), solid=False)
+    paste(frame, card, mask, quad)
+
+
+def test_card_with_faint_symbols_found_beside_cards():
+    # Four cards found by their own ink vouch for a fifth whose symbols are faint strokes.
+    truth = [rect_quad(200 + c * 220, 360, 300, 0) for c in range(5)]
+    frame = scene("wood", truth[:4])
+    _faint_symbols(frame, truth[4])
+    match(find_cards(frame), truth, 3.0)
+
+
+def test_lone_card_with_faint_symbols_not_taken():
+    # Alone, a quad of clean paper with faint strokes is as likely a sheet with faint print.
+    truth = [rect_quad(640, 360, 300, 0)]
+    frame = scene("wood", [])
+    _faint_symbols(frame, truth[0])
+    assert len(find_cards(frame)) == 0

@@ -148,3 +148,31 @@ def test_ink_across_says_which_edge_is_short():
         assert ink_across(image, np.roll(quads, 1, axis=1))[0] < 0.1
     blank = np.full((160, 160, 3), 235, np.uint8)
     assert ink_across(blank, _box(30, 30, 100, 100)[None])[0] == 1.0  # no ink: no evidence
+
+
+def _faint_card(noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """A card of clean paper (245) on a wooden-brown table with two outlined ovals only 8 %
+    darker than the paper (a washed-out photo, gamma 0.5: jtclark2 AllShades), and Gaussian
+    noise of ``noise`` grey levels over everything."""
+    rng = np.random.default_rng(5)
+    image = np.full((160, 120, 3), (90, 140, 190), np.uint8)
+    image[30:124, 30:90] = 245
+    for y in (62, 92):
+        cv2.ellipse(image, (60, y), (18, 8), 0, 0, 360, (226, 222, 230), 2)
+    noisy = image.astype(np.float64) + rng.normal(0.0, noise, image.shape)
+    return np.clip(np.rint(noisy), 0, 255).astype(np.uint8), _box(30, 30)[None]
+
+
+def test_faint_outlines_on_clean_paper_are_content_only_when_asked():
+    image, quads = _faint_card(noise=0.0)
+    _, strict, _, _ = probe_scores(image, quads)
+    _, faint, _, _ = probe_scores(image, quads, faint=True)
+    assert strict[0] == 0.0  # under the strict step (14 %): no symbols
+    assert faint[0] > 0.9
+
+
+def test_faint_outlines_on_noisy_paper_stay_no_content():
+    # On paper as noisy as the strokes are faint, the step stays strict: noise is no ink.
+    image, quads = _faint_card(noise=6.0)
+    _, faint, _, _ = probe_scores(image, quads, faint=True)
+    assert faint[0] < 0.5

@@ -41,6 +41,7 @@ from vision.detect.scoring import (
     ink_shift,
     probe_scores,
     score_candidates,
+    shape_scores,
     white_surround,
 )
 from vision.detect.second_look import second_look as look_again
@@ -62,6 +63,13 @@ INSET_MIN_SHARE: Final = 0.65
 #: (:func:`vision.detect.refine.frame_contrast`): right insets measured 11.4-14.9, insets inside a
 #: card taken whole 0.4-2.8 (the annotated photos as taken and altered, see eval_robustness.py).
 INSET_DELTA_E: Final = 6.0
+
+
+#: Cards with faint symbols (:func:`_faint_cards`) need this many cards found by their own ink
+#: in the scene, and an area from the first factor times the smallest of those to the second
+#: times the largest.
+FAINT_MIN_FOUND: Final = 3
+FAINT_SIZE: Final = (0.7, 1.4)
 
 
 #: Smallest area of a grid cell (a card split from a region of touching cards), as a share of
@@ -201,6 +209,12 @@ def _search(
         single, kept, kept_white = _select(small, quads, scores, min_score)
         areas = quad_area(quads)
         median = float(np.median(areas[kept])) if len(kept) else None
+    # Cards with faint symbols (a washed-out photo), vouched for by the cards found.
+    faint = _faint_cards(small, quads, fill, cut, scores, level, kept, focal, centre, min_score)
+    if len(faint):
+        scores[faint[:, 0].astype(int)] = faint[:, 1]
+        single, kept, kept_white = _select(small, quads, scores, min_score)
+        median = float(np.median(areas[kept])) if len(kept) else None
     # A patch of a dim uniform surface (a floor between the cards) is not paper.
     patch = dim_patches(small, quads[kept], level[kept])
     if patch.any():
@@ -327,6 +341,55 @@ def _search(
         short_first = np.r_[short_first, np.zeros(len(extra), dtype=bool)]
     final, short_first = keep_plausible(small, final, short_first)
     return _finish(frame, final, k, focal, short_first, gain), shrunk, small, k
+
+
+def _faint_cards(
+    small: np.ndarray,
+    quads: np.ndarray,
+    fill: np.ndarray,
+    cut: np.ndarray,
+    scores: np.ndarray,
+    level: np.ndarray,
+    kept: np.ndarray,
+    focal: float,
+    centre: np.ndarray,
+    min_score: float,
+) -> np.ndarray:
+    """Candidates refused for want of ink whose symbols are faint strokes on clean paper (a
+    washed-out photo: outlines 6-10 % darker than the paper), taken where the scene's cards
+    vouch for them: at least :data:`FAINT_MIN_FOUND` cards found by their own ink, the
+    candidate's area from :data:`FAINT_SIZE` times the smallest of theirs to that times the
+    largest (a plane fitted to a few cards, three in a row, extrapolates badly), its paper as
+    bright as theirs, lying on none of them.
+    Alone, such a quad is as likely white paper with faint print (a receipt, a shadowed
+    sheet: 16 of the 1,500 negative chips).
+
+    Returns:
+        (K, 2) float64 rows of (candidate index, new score).
+    """
+    none = np.zeros((0, 2))
+    if len(kept) < FAINT_MIN_FOUND:
+        return none
+    pre = shape_scores(small.shape[:2], quads, fill, cut, focal, centre)
+    maybe = np.flatnonzero((scores < min_score) & ~cut & (pre >= min_score))
+    if len(maybe) == 0:
+        return none
+    found = quads[kept]
+    lone = ~points_in_quads(quads[maybe].mean(axis=1), found).any(axis=0)
+    lone &= ~points_in_quads(found.mean(axis=1), quads[maybe]).any(axis=1)
+    maybe = maybe[lone]
+    if len(maybe) == 0:
+        return none
+    sizes, size = quad_area(found), quad_area(quads[maybe])
+    maybe = maybe[(size > FAINT_SIZE[0] * sizes.min()) & (size < FAINT_SIZE[1] * sizes.max())]
+    if len(maybe) == 0:
+        return none
+    paper, content, _, lo = probe_scores(
+        small, quads[maybe], focal=focal, centre=centre, faint=True
+    )
+    new = pre[maybe] * paper * content * (lo >= 0.9 * float(np.median(level[kept])))
+    good = new >= min_score
+    return np.c_[maybe[good], new[good]]
 
 
 def _white_surface_cards(

@@ -22,6 +22,7 @@ __all__ = [
     "ink_shift",
     "probe_scores",
     "score_candidates",
+    "shape_scores",
     "white_surround",
 ]
 
@@ -59,6 +60,18 @@ _INK_TINT: Final = 0.36
 #: paper under more or other light (a second, bluish lamp lighting part of a card; glare),
 #: however differently tinted.
 _INK_ABSORBS: Final = 0.9
+
+
+#: A stroke (an outline, a stripe) is ink where it is darker than the paper closed over it by
+#: :data:`_STROKE_STEP` at least; inside the symbols' area, when a card's content is judged, on
+#: clean paper by :data:`_NOISE_STEPS` times the paper's own noise (1.4826 x the median
+#: absolute deviation of that ratio over the border band) too, but never by under
+#: :data:`_STROKE_STEP_CLEAN`: faint outlines on a washed-out photo (shadows lifted, gamma 0.5:
+#: jtclark2 AllShades) are 6 to 10 % darker than their paper there, whose noise is under 1 %.
+#: The border band keeps the strict step (a hand's soft shadow edge there is no symbol).
+_STROKE_STEP: Final = 0.14
+_STROKE_STEP_CLEAN: Final = 0.07
+_NOISE_STEPS: Final = 10.0
 
 
 #: A card's paper under this share of the scene's median card paper level (darkest channel) is
@@ -99,24 +112,7 @@ def score_candidates(
     quads = np.array([c[0] for c in cands], dtype=np.float64)
     fill = np.array([c[1] for c in cands])
     cut = np.array([c[2] for c in cands], dtype=bool)
-    # A region clipped by the frame edge counts only if it still has a card's shape (the card
-    # is cut by a few pixels at most); it is reported as partial.
-    aspect = aspect_score(quads, focal, centre)
-    if cut.any():
-        aspect[cut] = aspect_score(quads[cut], focal, centre, strict=True)
-    pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
-    # A card cut by the frame is cut by a few pixels along one or two edges; a region running
-    # out of three or four of them is the surface (a white sill seen in a close-up: omega697
-    # card_2_purple_solid_diamond), whatever its shape.
-    h, w = small.shape[:2]
-    x, y = quads[..., 0], quads[..., 1]
-    sides = (
-        (x.min(axis=1) <= 2).astype(int)
-        + (y.min(axis=1) <= 2)
-        + (x.max(axis=1) >= w - 3)
-        + (y.max(axis=1) >= h - 3)
-    )
-    pre = np.where(cut & (sides >= 3), 0.0, pre)
+    pre = shape_scores(small.shape[:2], quads, fill, cut, focal, centre)
     order = dedupe(quads, pre)
     quads, fill, cut, pre = quads[order], fill[order], cut[order], pre[order]
     outlines = [cands[i][3] for i in order]
@@ -131,12 +127,45 @@ def score_candidates(
     return quads, fill, cut, outlines, scores, upright, level
 
 
+def shape_scores(
+    size: tuple[int, int],
+    quads: np.ndarray,
+    fill: np.ndarray,
+    cut: np.ndarray,
+    focal: float,
+    centre: np.ndarray,
+) -> np.ndarray:
+    """(N,) how card-like each candidate region's outline is, in [0, 1]: the quad's aspect
+    ratio (perspective undone), the region's fill of it and its corners. ``size`` (h, w) of the
+    working image; ``quads`` (N, 4, 2), ``fill`` (N,) and ``cut`` (N,) bool as
+    :func:`vision.detect.candidates.find_candidates` gives them."""
+    # A region clipped by the frame edge counts only if it still has a card's shape (the card
+    # is cut by a few pixels at most); it is reported as partial.
+    aspect = aspect_score(quads, focal, centre)
+    if cut.any():
+        aspect[cut] = aspect_score(quads[cut], focal, centre, strict=True)
+    pre = aspect * ramp(fill, 0.8, 0.92) * corner_score(quads)
+    # A card cut by the frame is cut by a few pixels along one or two edges; a region running
+    # out of three or four of them is the surface (a white sill seen in a close-up: omega697
+    # card_2_purple_solid_diamond), whatever its shape.
+    h, w = size
+    x, y = quads[..., 0], quads[..., 1]
+    sides = (
+        (x.min(axis=1) <= 2).astype(int)
+        + (y.min(axis=1) <= 2)
+        + (x.max(axis=1) >= w - 3)
+        + (y.max(axis=1) >= h - 3)
+    )
+    return np.where(cut & (sides >= 3), 0.0, pre)
+
+
 def probe_scores(
     small: np.ndarray,
     quads: np.ndarray,
     *,
     focal: float | None = None,
     centre: np.ndarray | None = None,
+    faint: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Paper and content scores (N,) in [0, 1] from a tiny upright warp of each quad.
 
@@ -151,12 +180,14 @@ def probe_scores(
     band's unlit paper too: :func:`_glare_paper`). Also returns (N,) bool "upright" (the ink
     stands along the quad's long side, as in two cards side by side) and (N,) the paper's
     grey level (its darkest channel), for a comparison with the other cards of the scene.
+    With ``faint``, fainter strokes inside count as ink on clean paper (see
+    :data:`_STROKE_STEP_CLEAN`): only for quads the scene's other cards vouch for.
     """
     n = len(quads)
     if n == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
     ratio = _probe_ratio(quads, focal, centre)
-    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio, chroma=False)
+    quads, ink, lo, sat, _ = _probe_ink(small, quads, ratio, chroma=False, faint=faint)
     paper = ramp(lo, 25, 60) * ramp(-sat, -0.6, -0.4)
     band_ink = ink[:, _BAND].mean(axis=1)
     inner_ink = ink[:, _INNER].mean(axis=1)
@@ -192,11 +223,13 @@ def _probe_ink(
     ratio: np.ndarray | None = None,
     *,
     chroma: bool = True,
+    faint: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each quad (N >= 1) warped upright (short side first, by ``ratio``, width/height, when
     given) to a tiny probe: the quads in that order, (N, H, W) bool ink, (N,) the paper's
     darkest channel, (N,) its saturation and (N, H, W) float64 each pixel's saturation above
-    the paper's (empty, shape (0,), unless ``chroma``)."""
+    the paper's (empty, shape (0,), unless ``chroma``). With ``faint``, strokes inside the
+    symbols' area (``_INNER``) are judged against the paper's noise (:data:`_NOISE_STEPS`)."""
     n = len(quads)
     if ratio is None:
         ratio = rect_ratio(quads, None, np.zeros(2))
@@ -228,7 +261,14 @@ def _probe_ink(
     tinted = (b_top - b_low) / np.maximum(b_top, 1e-3)
     paper_ink = ((tinted > _INK_TINT) & (b_low < _INK_ABSORBS)) | (lum < 0.45 * lo[:, None, None])
     _glare_paper(planes, band, lo, paper_ink)
-    ink = (rel < 0.86) | paper_ink
+    ink = (rel < 1.0 - _STROKE_STEP) | paper_ink
+    if faint:
+        # Inside the symbols' area, a fainter stroke on clean paper is ink too.
+        band_rel = rel.reshape(n, -1)[:, _BAND_INDEX]
+        centred = np.abs(band_rel - np.median(band_rel, axis=1)[:, None])
+        noise = 1.4826 * np.median(centred, axis=1)
+        step = np.clip(_NOISE_STEPS * noise, _STROKE_STEP_CLEAN, _STROKE_STEP)
+        ink |= (rel < (1.0 - step)[:, None, None]) & _INNER
     if not chroma:
         return quads, ink, lo, sat, np.zeros(0)
     top = np.maximum(np.maximum(blue, green), red).astype(np.float32)
