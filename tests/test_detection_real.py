@@ -286,3 +286,32 @@ def test_altered_copies_hold_their_baseline(
     detail = f"{summary.true_positives}/{summary.truth} found, {summary.false_positives} false"
     assert summary.precision >= measured[0] - OVERALL_MARGIN, f"{alteration}: {detail}"
     assert summary.recall >= measured[1] - OVERALL_MARGIN, f"{alteration}: {detail}"
+
+
+@pytest.mark.slow
+def test_annotated_copy_of_a_photo_is_searched_in_bounded_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The annotated copy of koff IMG02 (every card outlined, every SET drawn in colour) is all
+    # straight coloured lines: the pile search made 118,700 quads of four of them, sampled them
+    # in 2.2 GB, and cv2.remap refused its 55,640-row map (a new user's trial, 2026-12-01). At
+    # most MAX_QUADS quads are judged now.
+    root = shared_datasets(required=False)
+    if root is None:
+        pytest.skip("shared photos not available")
+    from vision.classify import CardClassifier
+    from vision.detect import find_cards, pile
+    from vision.pipeline import process_photo
+
+    result = process_photo(root / "tables/koff/images/IMG02.jpg", CardClassifier())
+    counts: list[int] = []
+    quads = pile._quads
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = quads(*args, **kwargs)
+        counts.append(len(out))
+        return out
+
+    monkeypatch.setattr(pile, "_quads", counted)
+    find_cards(result.annotated)
+    assert counts and max(counts) <= pile.MAX_QUADS

@@ -159,3 +159,14 @@ def test_only_paper_holding_coloured_symbols_is_searched(ink: tuple, searched: b
     found = np.array([[[20, 20], [89, 20], [89, 119], [20, 119]]], float)
     regions = pile._unexplained(small, paper, found, pile.MIN_UNEXPLAINED * 70 * 100)
     assert bool(regions) == searched
+
+
+def test_sample_splits_maps_over_remaps_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenCV's remap takes maps of under 32,767 rows: the samples go in chunks of rows.
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)
+    points = rng.uniform(-2.0, 62.0, (5000, 2)).astype(np.float32)
+    whole = pile._sample(image, points)
+    monkeypatch.setattr(pile, "_REMAP_ROWS", 2)  # 1,024 points a row: 3 chunks
+    assert np.array_equal(pile._sample(image, points), whole)
+    assert pile._sample(image, points[:0]).shape == (0, 3)
