@@ -14,7 +14,8 @@ Alterations (:data:`ALTERATIONS`):
   messaging app may send it), ``dark60`` (every channel x 0.6:
   a dim room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light), ``magenta``
   and ``green`` (strong casts, :data:`MAGENTA_GAINS`, :data:`GREEN_GAINS`, clipped),
-  ``gamma05`` (shadows lifted, gamma 0.5) and ``dark20`` (every channel x 0.2: underexposed);
+  ``gamma05`` (shadows lifted, gamma 0.5), ``dark20`` (every channel x 0.2: underexposed) and
+  ``bright140`` (every channel x 1.4, clipped: overexposed, the paper and light inks burnt out);
 * camera: ``blur`` (defocus: a Gaussian blur of sigma 0.1 % of the photo's long side, 4 px on a
   12 MP photo), ``small`` (resized so the long side is :data:`SMALL_SIDE` px: a far or
   low-resolution camera; smaller photos are left as they are), ``noise`` (Gaussian sensor noise
@@ -172,6 +173,7 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, np.ndarray]]] = {
     "green": lambda im: _same(_png(gains(im, GREEN_GAINS))),
     "gamma05": lambda im: _same(_png(gamma(im, 0.5))),
     "dark20": lambda im: _same(_png(gains(im, (0.2, 0.2, 0.2)))),
+    "bright140": lambda im: _same(_png(gains(im, (1.4, 1.4, 1.4)))),
     "rot90": lambda im: _turned(im, "rot90"),
     "rot180": lambda im: _turned(im, "rot180"),
     "rot270": lambda im: _turned(im, "rot270"),
