@@ -166,3 +166,19 @@ def test_a_confidence_is_shown_rounded_down_in_whole_percent_then_one_decimal_ne
     from vision.decode import format_confidence
 
     assert format_confidence(confidence) == shown
+
+
+def test_a_temperature_per_card_tempers_each_card_alone() -> None:
+    from vision.decode import decode_table
+
+    rng = np.random.default_rng(4)
+    probs = tuple(rng.dirichlet(np.ones(3) * 0.5, size=5).astype(np.float32) for _ in range(4))
+    temps = (0.5, 0.34, 0.52, 0.44)
+    table = decode_table(probs, temperatures=temps).confidences
+    per_card = np.array([0.44, 1.0, 0.44, 1.0, 0.44])
+    mixed = decode_table(probs, temperatures=(*temps[:3], per_card)).confidences
+    unsharpened = decode_table(probs, temperatures=(*temps[:3], 1.0)).confidences
+    np.testing.assert_allclose(mixed[::2], table[::2], rtol=1e-6)
+    np.testing.assert_allclose(mixed[1::2], unsharpened[1::2], rtol=1e-6)
+    with pytest.raises(ValueError, match="temperatures"):
+        decode_table(probs, temperatures=(*temps[:3], np.array([0.4, 0.0, 1, 1, 1])))

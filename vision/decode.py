@@ -132,11 +132,13 @@ def _calibrated(
     """(N,) product over the heads of ``softmax(log p / T)`` at each card's chosen value; for a
     head with ``evidence`` e (log-likelihoods already multiplied into ``p``), of
     ``softmax(log(p / exp(e)) / T + e)``: the model's part is tempered, the evidence is not."""
-    if len(temperatures) != 4 or min(temperatures) <= 0:
+    if len(temperatures) != 4 or min(float(np.min(t)) for t in temperatures) <= 0:
         raise ValueError(f"temperatures: expected four positive numbers, got {temperatures}")
     values = np.stack([chosen // 27, chosen // 9 % 3, chosen // 3 % 3, chosen % 3], axis=1)
     log_conf = np.zeros(len(chosen))
     for h, (p, t) in enumerate(zip(probs, temperatures, strict=True)):
+        t = np.asarray(t, np.float64)
+        t = t[:, None] if t.ndim == 1 else t  # one per card: (N, 1) over the three values
         e = None if evidence is None else evidence[h]
         if e is None:
             log_conf += tempered_log_probs(p, t)[np.arange(len(chosen)), values[:, h]]
@@ -162,9 +164,10 @@ def decode_table(
         mixed_decks: two or more decks are mixed, so a card may legitimately appear twice: read
             each card on its own and only flag repeats.
         uncertain_below: confidence under which a card is flagged uncertain (0..1).
-        temperatures: (4,) temperature per head for the confidence: each head's probabilities
-            re-softmaxed as ``softmax(log p / T)`` before the product (temperature scaling, Guo
-            et al. 2017; fitted by ``scripts/eval_classifier.py``, read from the model JSON by
+        temperatures: (4,) temperature per head for the confidence, each a float or an (N,)
+            array (one per card): each head's probabilities re-softmaxed as
+            ``softmax(log p / T)`` before the product (temperature scaling, Guo et al. 2017;
+            fitted by ``scripts/eval_classifier.py``, read from the model JSON by
             :class:`vision.classify.CardClassifier`). None: the raw product. The choice of
             identities does not depend on them.
         evidence: per head, None or (N, 3) log-likelihoods of evidence other than the model
