@@ -370,24 +370,21 @@ def _faint_cards(
     none = np.zeros((0, 2))
     if len(kept) < FAINT_MIN_FOUND:
         return none
-    pre = shape_scores(small.shape[:2], quads, fill, cut, focal, centre)
-    maybe = np.flatnonzero((scores < min_score) & ~cut & (pre >= min_score))
-    if len(maybe) == 0:
-        return none
+    maybe = np.flatnonzero((scores < min_score) & ~cut)
     found = quads[kept]
     lone = ~points_in_quads(quads[maybe].mean(axis=1), found).any(axis=0)
     lone &= ~points_in_quads(found.mean(axis=1), quads[maybe]).any(axis=1)
-    maybe = maybe[lone]
-    if len(maybe) == 0:
-        return none
     sizes, size = quad_area(found), quad_area(quads[maybe])
-    maybe = maybe[(size > FAINT_SIZE[0] * sizes.min()) & (size < FAINT_SIZE[1] * sizes.max())]
+    lone &= (size > FAINT_SIZE[0] * sizes.min()) & (size < FAINT_SIZE[1] * sizes.max())
+    maybe = maybe[lone]
+    pre = shape_scores(small.shape[:2], quads[maybe], fill[maybe], cut[maybe], focal, centre)
+    maybe, pre = maybe[pre >= min_score], pre[pre >= min_score]
     if len(maybe) == 0:
         return none
     paper, content, _, lo = probe_scores(
         small, quads[maybe], focal=focal, centre=centre, faint=True
     )
-    new = pre[maybe] * paper * content * (lo >= 0.9 * float(np.median(level[kept])))
+    new = pre * paper * content * (lo >= 0.9 * float(np.median(level[kept])))
     good = new >= min_score
     return np.c_[maybe[good], new[good]]
 
