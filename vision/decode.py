@@ -139,11 +139,7 @@ def _calibrated(
     for h, (p, t) in enumerate(zip(probs, temperatures, strict=True)):
         t = np.asarray(t, np.float64)
         t = t[:, None] if t.ndim == 1 else t  # one per card: (N, 1) over the three values
-        e = None if evidence is None else evidence[h]
-        if e is None:
-            log_conf += tempered_log_probs(p, t)[np.arange(len(chosen)), values[:, h]]
-            continue
-        e = np.asarray(e, np.float64)
+        e = 0.0 if evidence is None or evidence[h] is None else np.asarray(evidence[h], np.float64)
         z = _log_softmax((np.log(np.clip(np.asarray(p, np.float64), _EPS, 1.0)) - e) / t + e)
         log_conf += z[np.arange(len(chosen)), values[:, h]]
     return np.exp(log_conf).astype(np.float32)
