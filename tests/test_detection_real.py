@@ -33,7 +33,9 @@ ANNOTATIONS = REPO_ROOT / "datasets" / "detection"
 #: seam; 122 reviewed photos, 1069 required cards): overall precision 1.000, recall 0.996.
 #: Then cards in piles found from their straight sides (``vision.detect.pile``): 2 more of the
 #: top cards of pclewis ``crazy.jpg`` found, and a third taken with a wrong side (its seam is
-#: invisible): precision 0.999, recall 0.998.
+#: invisible): precision 0.999, recall 0.998. Then quads of far cards seen edge-on judged, and
+#: a quad's corners required on paper (``pile.QUAD_AREA``, ``QUAD_GAP``, ``CORNER_DEPTH``): the
+#: last two top cards of ``crazy.jpg``, precision 1.000, recall 1.000.
 #: Per source:
 #: (precision, recall) as measured (maormagori's precision kept at an earlier run's 0.969,
 #: where one run differed).
@@ -45,12 +47,12 @@ MEASURED = {
     "maormagori": (0.969, 1.000),
     "nakkstar123": (1.000, 1.000),
     "omega697": (1.000, 1.000),
-    "pclewis": (0.996, 0.991),
+    "pclewis": (1.000, 1.000),
     "piratefsh": (1.000, 1.000),
     "rotemabend": (1.000, 1.000),
     "tomwhite": (1.000, 1.000),
 }
-OVERALL_MEASURED = (0.999, 0.998)
+OVERALL_MEASURED = (1.000, 1.000)
 OVERALL_MARGIN = 0.01
 SOURCE_MARGIN = 0.03
 
@@ -175,8 +177,10 @@ def test_a_near_card_cut_by_the_frame_edge_is_not_split(scores: list[DetectionSc
 def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
     # pclewis crazy.jpg, a heap of 12 overlapping cards: the 5 on top merge with the cards
     # under them into one region, and only the one lying clear of the others' edges was found
-    # (1 of 5) before the pile search (``vision.detect.pile``). At full size and at the
-    # reduced size ``setvision photo`` reads 16 MP photos at (``REDUCED_LONG_SIDE``).
+    # (1 of 5) before the pile search (``vision.detect.pile``); 3 of 5 and a wrong quad for
+    # the faint striped oval's card before the far cards' quads were judged and a quad's
+    # corners had to lie on paper. At full size and at the reduced size ``setvision photo``
+    # reads 16 MP photos at (``REDUCED_LONG_SIDE``).
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
@@ -188,8 +192,8 @@ def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
     frame = load_image(root / path, min_long_side=long_side)
     scale = photo.width / frame.shape[1]
     score = score_photo(photo, np.asarray(find_cards(frame).corners, float) * scale)
-    assert score.true_positives >= 3, f"missed {list(score.missed)}"
-    assert score.false_positives <= 1, f"false {list(score.false_indices)}"
+    assert score.true_positives == 5, f"missed {list(score.missed)}"
+    assert score.false_positives == 0, f"false {list(score.false_indices)}"
 
 
 def _jpeg50(frame: np.ndarray) -> tuple[np.ndarray, float]:

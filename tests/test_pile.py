@@ -135,6 +135,22 @@ def test_hidden_share_counts_the_grid_under_the_cards_on_top() -> None:
     np.testing.assert_allclose(share, [0.5, 0.0, 1.0])
 
 
+@pytest.mark.parametrize(
+    ("quad", "on"),
+    [
+        ([[20, 20], [180, 20], [180, 120], [20, 120]], [True] * 4),  # the sheet's own corners
+        # Its side runs on past the sheet's corner along the same line, onto the table: the
+        # corner taken a tenth of the way in is still 32 px off the paper.
+        ([[20, 20], [180, 20], [180, 120], [20, 160]], [True, True, True, False]),
+        ([[60, 40], [140, 40], [140, 100], [60, 100]], [True] * 4),  # inside the sheet
+    ],
+)
+def test_a_quads_corners_lie_on_paper(quad: list, on: list) -> None:
+    filled = np.zeros((300, 300), np.uint8)
+    filled[20:121, 20:181] = 255  # a sheet of paper on a dark table
+    assert pile._corners_on(np.array([quad], float), filled)[0].tolist() == on
+
+
 def test_line_support_is_the_backed_share_of_a_side() -> None:
     roi = np.full((200, 300, 3), 200, np.uint8)
     roi[100:, 50:250] = 60  # one straight edge along y = 100 from x = 50 to 250

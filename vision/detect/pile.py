@@ -84,6 +84,13 @@ SMOOTH_SIGMA: Final = 0.8
 #: twice a far one's area).
 AREA_RANGE: Final = (0.8, 1.3)
 WIDE_AREA_RANGE: Final = (0.4, 2.5)
+#: Quads of four lines judged (:func:`_quads`): area as a share of the median card's, and the
+#: distance between two opposite sides as a share of its short side. Wide, for the cards far
+#: off in a steep view (pclewis ``crazy.jpg``: the top card has 0.33 of the median area and a
+#: short side 0.39 of the median's); the area is judged against the card's place on the table
+#: afterwards (:data:`AREA_RANGE`).
+QUAD_AREA: Final = (0.25, 3.0)
+QUAD_GAP: Final = (0.3, 1.6 * LONG_OVER_SHORT)
 #: Most lines and regions searched (the longest lines, the largest regions).
 MAX_LINES: Final = 250
 #: Most quads of four lines judged in a region, those best backed by segments first. The
@@ -129,6 +136,11 @@ MIN_PAPER: Final = 0.85
 #: paper (a card's symbols keep about 10% clear of its sides).
 MIN_MARGIN: Final = 0.8
 MARGIN_DEPTH: Final = 0.07
+#: Each corner of a card, taken this share of the way to its centre, is paper (or a card on
+#: top of it): a quad whose side runs on past the card's corner along a line of the card under
+#: it has that corner on the table (pclewis ``crazy.jpg``: the faint striped oval's card, whose
+#: side is in line with the side of the card below it).
+CORNER_DEPTH: Final = 0.1
 
 
 def pile_cards(
@@ -200,6 +212,7 @@ def pile_cards(
                 q, s = _verify(small, q, s, taken, median, focal, centre, min_score)
                 ok = _paper_share(q, filled) >= MIN_PAPER
                 ok &= _margins(q, paper).min(axis=1) >= MIN_MARGIN
+                ok &= _corners_on(q, filled).all(axis=1)
                 q, s = q[ok], s[ok]
             more += list(q)
             more_scores += list(s)
@@ -321,6 +334,14 @@ def _paper_share(quads: np.ndarray, filled: np.ndarray, n: int = 7) -> np.ndarra
     centre = quads.mean(axis=1, keepdims=True)
     inner = centre + 0.8 * (quads - centre)
     return _on(filled, _grid(inner, n)).mean(axis=1)
+
+
+def _corners_on(quads: np.ndarray, filled: np.ndarray) -> np.ndarray:
+    """(N, 4) bool: each corner of each quad (N, 4, 2), working px, taken :data:`CORNER_DEPTH`
+    of the way to the quad's centre, falls on paper (``filled``: uint8 mask, symbols filled
+    in)."""
+    centre = quads.mean(axis=1, keepdims=True)
+    return _on(filled, quads + CORNER_DEPTH * (centre - quads))
 
 
 def _margins(quads: np.ndarray, paper: np.ndarray, n: int = 16) -> np.ndarray:
@@ -522,7 +543,7 @@ def _quads(lines: _Lines, s_short: float) -> np.ndarray:
     # The fourth side: parallel to l1, a card's width or length from it (at corner l1-l2).
     corner = _meet(lines, c[:, 1], c[:, 2])
     gap = np.abs(corner @ lines.n.T - lines.c[None])  # (chains, m)
-    fourth = par[c[:, 1]] & (gap > 0.45 * s_short) & (gap < 1.6 * LONG_OVER_SHORT * s_short)
+    fourth = par[c[:, 1]] & (gap > QUAD_GAP[0] * s_short) & (gap < QUAD_GAP[1] * s_short)
     which, l3 = np.nonzero(fourth)
     l0, l1, l2 = c[which, 0], c[which, 1], c[which, 2]
     ok = (l3 != l0) & (l3 != l2)
@@ -535,7 +556,7 @@ def _quads(lines: _Lines, s_short: float) -> np.ndarray:
     on = np.stack([l1, l2, l3, l0], axis=1)
     area = quad_area(corners)
     card = s_short * s_short * LONG_OVER_SHORT
-    ok = (area > 0.35 * card) & (area < 3.0 * card) & _convex(corners)
+    ok = (area > QUAD_AREA[0] * card) & (area < QUAD_AREA[1] * card) & _convex(corners)
     corners, on = corners[ok], on[ok]
     if len(corners) == 0:
         return np.zeros((0, 4, 2))
