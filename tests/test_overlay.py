@@ -135,3 +135,30 @@ def test_a_legend_says_how_many_sets_are_not_drawn(monkeypatch: pytest.MonkeyPat
     listed = [t for t in texts if t.startswith("SET ")]
     assert len(listed) == 12
     assert "+ 105 more (not drawn)" in texts
+
+
+def test_labels_of_cards_in_a_pile_do_not_cover_each_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cards in a pile, each lying a little below the one before: their top margins' labels
+    would fall on one another (pclewis crazy.jpg's far cards did); each goes where it covers
+    no label drawn already, and a card alone keeps its label in its top margin."""
+    import vision.overlay
+
+    frame, corners = table_frame(CARDS[:3], width=1280, height=720, cols=3)
+    under = np.asarray(corners[0], np.float32)
+    quads = np.stack([under, under + np.float32([12, 10]), np.asarray(corners[2], np.float32)])
+    probs = one_hot_probs(CARDS[:3])
+    table = recognise(frame, FakeClassifier(probs), detector=fake_detector(quads))
+    boxes: list[tuple[int, int, int, int]] = []
+    text_box = vision.overlay._text_box
+
+    def spy(image, lines, box, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        boxes.append(box)
+        return text_box(image, lines, box, *args, **kwargs)
+
+    monkeypatch.setattr(vision.overlay, "_text_box", spy)
+    draw_table(frame, table)
+    assert len(boxes) == 3
+    assert vision.overlay._overlap(boxes[1], boxes[:1]) == 0
+    # The lone card's label sits in its top margin: its centre 14% of the way down the card.
+    top, bottom = quads[2, :2].mean(axis=0), quads[2, 2:].mean(axis=0)
+    assert abs((boxes[2][1] + boxes[2][3]) / 2 - (top + 0.14 * (bottom - top))[1]) <= 1

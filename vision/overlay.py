@@ -36,6 +36,9 @@ __all__ = ["draw_table", "set_colours"]
 _FONT: Final = cv2.FONT_HERSHEY_SIMPLEX
 _UNCERTAIN: Final = (0, 140, 255)  # orange, BGR
 _DUPLICATE: Final = (255, 0, 255)  # magenta, BGR
+#: Where a card's label goes, tried in turn: shares of the way from the card's top side to its
+#: bottom side (its top margin first; the first not covering a label drawn already).
+_LABEL_PLACES: Final = (0.14, 0.86, 0.5)
 #: Most legend lines drawn before "+ n more".
 _LEGEND_LINES: Final = 12
 
@@ -65,29 +68,55 @@ def _inset(quad: npt.NDArray[np.float32], by: float) -> npt.NDArray[np.int32]:
     return np.round(moved).astype(np.int32)
 
 
+def _box_size(lines: list[str], scale: float, thick: int) -> tuple[int, int, int]:
+    """(width, height, line height) in px of the box :func:`_text_box` draws for ``lines``."""
+    sizes = [cv2.getTextSize(line, _FONT, scale, thick) for line in lines]
+    line_h = max(s[0][1] + s[1] for s in sizes) + max(2, int(4 * scale))
+    box_w = max(s[0][0] for s in sizes) + int(10 * scale) + 2
+    return box_w, line_h * len(lines) + int(6 * scale), line_h
+
+
+def _box_at(
+    size: tuple[int, int, int], centre: tuple[float, float], shape: tuple[int, ...]
+) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1) px of a box of ``size`` centred on ``centre``, kept inside an image of
+    ``shape``."""
+    box_w, box_h, _ = size
+    h, w = shape[:2]
+    x0 = int(np.clip(centre[0] - box_w / 2, 0, max(w - box_w, 0)))
+    y0 = int(np.clip(centre[1] - box_h / 2, 0, max(h - box_h, 0)))
+    return x0, y0, x0 + box_w, y0 + box_h
+
+
+def _overlap(a: tuple[int, int, int, int], boxes: list[tuple[int, int, int, int]]) -> int:
+    """Area (px^2) of box ``a`` covered by ``boxes`` (summed; boxes as (x0, y0, x1, y1))."""
+    total = 0
+    for b in boxes:
+        across = max(0, min(a[2], b[2]) - max(a[0], b[0]))
+        total += across * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    return total
+
+
 def _text_box(
     image: npt.NDArray[np.uint8],
     lines: list[str],
-    centre: tuple[float, float],
+    box: tuple[int, int, int, int],
     scale: float,
     thick: int,
     colour: tuple[int, int, int] = (0, 0, 0),
     background: tuple[int, int, int] = (255, 255, 255),
 ) -> None:
-    sizes = [cv2.getTextSize(line, _FONT, scale, thick) for line in lines]
-    line_h = max(s[0][1] + s[1] for s in sizes) + max(2, int(4 * scale))
-    box_w = max(s[0][0] for s in sizes) + int(10 * scale) + 2
-    box_h = line_h * len(lines) + int(6 * scale)
-    h, w = image.shape[:2]
-    x0 = int(np.clip(centre[0] - box_w / 2, 0, max(w - box_w, 0)))
-    y0 = int(np.clip(centre[1] - box_h / 2, 0, max(h - box_h, 0)))
-    roi = image[y0 : y0 + box_h, x0 : x0 + box_w]
+    """Draw ``lines`` centred in ``box`` (x0, y0, x1, y1 px, from :func:`_box_at`) on a pale
+    tint of the image."""
+    x0, y0, x1, y1 = box
+    line_h = _box_size(lines, scale, thick)[2]
+    roi = image[y0:y1, x0:x1]
     tint = np.full_like(roi, 0)
     tint[:] = background
     cv2.addWeighted(roi, 0.25, tint, 0.75, 0.0, dst=roi)
     for k, line in enumerate(lines):
-        (tw, th), base = sizes[k]
-        x = x0 + (box_w - tw) // 2
+        (tw, th), _ = cv2.getTextSize(line, _FONT, scale, thick)
+        x = x0 + (x1 - x0 - tw) // 2
         y = y0 + int(3 * scale) + line_h * k + th + max(1, int(2 * scale))
         cv2.putText(image, line, (x, y), _FONT, scale, colour, thick, cv2.LINE_AA)
 
@@ -156,6 +185,7 @@ def draw_table(
     # their cards rather than unreadable ones.
     scale = float(np.clip(0.85 * card_w / ref_w, 0.35, max(1.0 * unit + 0.3, 0.35)))
     thick = max(1, round(scale * 1.6))
+    placed: list[tuple[int, int, int, int]] = []
     for i, card in enumerate(table.cards):
         quad = corners[i]
         noun = card.shape.value + ("s" if card.count.value > 1 else "")
@@ -170,10 +200,18 @@ def draw_table(
             lines.append("duplicate")
             colour = (160, 0, 160)
         # In the card's top margin (corners are TL, TR, BR, BL in portrait), not over its
-        # middle, where it hid the symbol of a one-symbol card.
+        # middle, where it hid the symbol of a one-symbol card; lower down the card (its
+        # bottom margin, then its middle) where that would cover a label drawn already (cards
+        # in a pile, or seen edge-on by a low camera).
         top, bottom = quad[:2].mean(axis=0), quad[2:].mean(axis=0)
-        anchor = top + 0.14 * (bottom - top)
-        _text_box(out, lines, (float(anchor[0]), float(anchor[1])), scale, thick, colour)
+        size = _box_size(lines, scale, thick)
+        boxes = [
+            _box_at(size, (float(a[0]), float(a[1])), out.shape)
+            for a in (top + f * (bottom - top) for f in _LABEL_PLACES)
+        ]
+        box = min(boxes, key=lambda b: _overlap(b, placed))  # the first of the least covered
+        placed.append(box)
+        _text_box(out, lines, box, scale, thick, colour)
 
     return _legend(out, table, palette, unit, beside=legend_beside)
 
