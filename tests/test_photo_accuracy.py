@@ -34,14 +34,17 @@ ROOT = Path(__file__).resolve().parent.parent
 #: change in a borderline photo does not fail: (lowest of the four attribute accuracies, cards
 #: fully right, tables fully right). Measured: all 0.996 / 0.996 / 0.987; pclewis 0.977 / 0.977
 #: / 0.923; every other source 1.0. Nearly all remaining errors are the four cards of the
-#: pclewis pile (crazy.jpg) the detector misses.
+#: pclewis pile (crazy.jpg) the detector misses. On 2026-12-01 (v8, the pile search judging far
+#: cards' quads and their corners on paper: every card of that pile found): all 0.9993 / 0.9993
+#: / 0.9935, pclewis 0.9955 / 0.9955 / 0.962 (one glare-washed card of pcl-bad-set1 read
+#: squiggles for ovals, flagged); "all" and pclewis raised to one card and table under that.
 BASELINE: dict[str, tuple[float, float, float]] = {
-    "all": (0.99, 0.99, 0.97),
+    "all": (0.998, 0.998, 0.987),
     "gractang": (0.99, 0.99, 0.94),
     "koff": (0.985, 0.985, 0.87),
     "nakkstar123": (0.985, 0.985, 0.87),
     "omega697": (0.97, 0.97, 0.9),
-    "pclewis": (0.97, 0.97, 0.88),
+    "pclewis": (0.99, 0.99, 0.92),
     "piratefsh": (0.985, 0.985, 0.88),
     "rotemabend": (0.99, 0.99, 0.9),
     "tomwhite": (0.995, 0.995, 0.97),
@@ -163,7 +166,8 @@ def test_reading_holds_with_a_quad_found_too_large() -> None:
 #: their size (``framing``, the white balance of version 2): 0.9866 (version 1: 0.677). v8
 #: (v8-pair-wb1-context0.03, two members averaged): kaggle 0.9931 (dealt 0.9917), tomwhite
 #: 0.9955 (dealt 0.9954), omega697 verified 0.969, folds 0.9965, end to end 0.9979 and 0.987,
-#: quad x1.2 0.9923.
+#: quad x1.2 0.9923; end to end after the pile search's far-card and corner checks (the same
+#: models) 0.9993 and 0.9935. The end-to-end floors are kept under the seed spread too.
 GENERALISATION_FLOORS: dict[str, float] = {
     "loso kaggle-set-cards": 0.97,
     "loso kaggle-set-cards dealt": 0.985,
