@@ -15,8 +15,9 @@ full resolution):
 4. Checks, each for a way a quad of four lines is not a card: the image shows each side as an
    edge along most of its length, or it passes under a card on top (a side must still show
    along :data:`MIN_SHOWN` of it, and at most :data:`MAX_HIDDEN` of the card may be covered);
-   no seam runs across it (two cards' pieces); its inside is paper and its margins clear of
-   ink (a side along a symbol's straight edge); card-shaped and card-sized for its place on
+   no seam runs across it (two cards' pieces); its inside and its corners are paper and its
+   margins clear of ink (a side along a symbol's straight edge, or run on past the card's
+   corner); card-shaped and card-sized for its place on
    the table; holds symbols; no side along a found card's side (a piece of a covered card cut
    off by the card on top, where the seam meets that card's side in a T).
 5. Choice: near-duplicates to the best scoring; then the largest first (a piece of a card cut
@@ -84,11 +85,11 @@ SMOOTH_SIGMA: Final = 0.8
 #: twice a far one's area).
 AREA_RANGE: Final = (0.8, 1.3)
 WIDE_AREA_RANGE: Final = (0.4, 2.5)
-#: Quads of four lines judged (:func:`_quads`): area as a share of the median card's, and the
-#: distance between two opposite sides as a share of its short side. Wide, for the cards far
-#: off in a steep view (pclewis ``crazy.jpg``: the top card has 0.33 of the median area and a
-#: short side 0.39 of the median's); the area is judged against the card's place on the table
-#: afterwards (:data:`AREA_RANGE`).
+#: Quads of four lines judged (:func:`_quads`): area as a share of a card with the found cards'
+#: median short side, and the distance between two opposite sides as a share of that side.
+#: Wide, for the cards far off in a steep view (pclewis ``crazy.jpg``: the top card has 0.33 of
+#: the median area and a short side 0.39 of the median's); the area is judged against the
+#: card's place on the table afterwards (:data:`AREA_RANGE`).
 QUAD_AREA: Final = (0.25, 3.0)
 QUAD_GAP: Final = (0.3, 1.6 * LONG_OVER_SHORT)
 #: Most lines and regions searched (the longest lines, the largest regions).
