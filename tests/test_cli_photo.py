@@ -1019,3 +1019,18 @@ def test_the_subfolder_count_stops_at_its_limit(
     monkeypatch.setattr(cli_photo, "SUBFOLDER_COUNT_LIMIT", 3)
     assert cli_photo._photos_in_subfolders(tmp_path) == "3 or more photos"
     assert cli_photo._photos_in_subfolders(tmp_path / "top.jpg") == ""
+
+
+def test_ctrl_c_during_a_worker_pool_is_noted_and_raised_between_results() -> None:
+    # Python's own handler raises KeyboardInterrupt wherever the main thread is, and inside a
+    # finaliser that is only printed and lost; while a pool runs, SIGINT is only noted.
+    import signal
+
+    from vision.batch import _ctrl_c_noted
+
+    before = signal.getsignal(signal.SIGINT)
+    with _ctrl_c_noted() as interrupted:
+        assert not interrupted()
+        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
+        assert interrupted()
+    assert signal.getsignal(signal.SIGINT) is before
