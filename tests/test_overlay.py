@@ -162,3 +162,24 @@ def test_labels_of_cards_in_a_pile_do_not_cover_each_other(monkeypatch: pytest.M
     # The lone card's label sits in its top margin: its centre 14% of the way down the card.
     top, bottom = quads[2, :2].mean(axis=0), quads[2, 2:].mean(axis=0)
     assert abs((boxes[2][1] + boxes[2][3]) / 2 - (top + 0.14 * (bottom - top))[1]) <= 1
+
+
+def test_the_legend_of_a_photo_without_colour_says_the_sets_are_guesses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import vision.overlay
+
+    frame, table = table_for(960, 540)
+    texts: list[str] = []
+    put_text = vision.overlay.cv2.putText
+
+    def spy(img, text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        texts.append(text)
+        return put_text(img, text, *args, **kwargs)
+
+    monkeypatch.setattr(vision.overlay.cv2, "putText", spy)
+    draw_table(frame, table)
+    assert not any("guesses" in t for t in texts)
+    texts.clear()
+    draw_table(frame, replace(table, colourless=True))
+    assert "no colour in the photo: SETs are guesses" in texts

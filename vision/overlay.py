@@ -11,7 +11,8 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
 * A legend in the image corner covering the fewest cards lists the SETs with their colours
   (the first 12 are drawn and listed, then "+ n more (not drawn)"), or says "no SET: deal 3
   more cards" (on fewer than the 9 cards of the smallest table: "no SET", see
-  :func:`vision.rules.no_set_verdict`).
+  :func:`vision.rules.no_set_verdict`); on a photo without colour it says the SETs are
+  guesses.
   With ``legend_beside``, when every corner would hide part of a card (a table filling the
   photo, many SETs), the legend goes on a dark panel added to the right of the photo instead.
 """
@@ -243,6 +244,8 @@ def _legend(
     uncertain = int(np.sum(table.uncertain))
     if uncertain:
         lines.append((f"{uncertain} uncertain", _UNCERTAIN))
+    if n and table.colourless:  # as the text report says: no colour read, SETs are guesses
+        lines.append(("no colour in the photo: SETs are guesses", _UNCERTAIN))
     sizes = [cv2.getTextSize(text, _FONT, scale, thick) for text, _ in lines]
     line_h = max(sz[0][1] + sz[1] for sz in sizes) + max(3, int(6 * unit))
     pad = max(4, int(10 * unit))
