@@ -1034,3 +1034,15 @@ def test_ctrl_c_during_a_worker_pool_is_noted_and_raised_between_results() -> No
         os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt here
         assert interrupted()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_folders_made_for_the_copy_are_said(tmp_path: Path) -> None:
+    # A mistyped --out path made folders without a word (a new user's trial).
+    src = photo(tmp_path / "table.jpg")
+    first = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "a.jpg"))
+    assert first.exit_code == 0, first.output
+    assert f"created the folder {tmp_path / 'new'} for the annotated copy" in first.stderr
+    assert (tmp_path / "new" / "deeper" / "a.jpg").is_file()
+    again = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "b.jpg"), "--json")
+    assert again.exit_code == 0 and "created the folder" not in again.stderr
+    json.loads(again.stdout)  # stdout stays one JSON object

@@ -182,6 +182,7 @@ class PhotoOutcome:
         written: the annotated file written, if any.
         error: one-line message when the photo could not be processed.
         annotated: (H, W, 3) uint8 BGR annotated copy when the job asked to keep it.
+        extra: ``created_folder``: the outermost folder that writing the copy created.
     """
 
     photo: Path
@@ -431,12 +432,27 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     written = None
     if job.refusal is not None:
         return PhotoOutcome(job.photo, result, error=job.refusal, annotated=kept)
+    extra: dict[str, Any] = {}
     if job.output is not None and done.annotated is not None:
+        missing = _missing_folder(job.output)
         problem = _write_image(job.output, done.annotated, exclusive=not job.overwrite)
         if problem:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
-    return PhotoOutcome(job.photo, result, written, annotated=kept)
+        if missing is not None:  # said, so a mistyped --out path does not go unnoticed
+            extra["created_folder"] = missing
+    return PhotoOutcome(job.photo, result, written, annotated=kept, extra=extra)
+
+
+def _missing_folder(out: Path) -> Path | None:
+    """The outermost folder above ``out`` that does not exist yet (writing ``out`` creates it
+    and those inside it), or None."""
+    missing = None
+    for parent in out.parents:
+        if parent.exists() or parent.is_symlink():
+            break
+        missing = parent
+    return missing
 
 
 def _file_in_the_way(out: Path) -> Path | None:

@@ -169,6 +169,8 @@ def photo_command(
                 typer.echo(json.dumps(line))
             else:
                 _print_table(outcome.result, outcome.written)
+            if (created := outcome.extra.get("created_folder")) is not None:
+                _note(f"created the folder {created} for the annotated copy")
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
             typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
         if outcome.error:
@@ -253,6 +255,10 @@ def _error(message: str) -> None:
 
 def _warn(message: str) -> None:
     _stderr_line(f"setvision: warning: {' '.join(message.split())}")
+
+
+def _note(message: str) -> None:
+    _stderr_line(f"setvision: {' '.join(message.split())}")
 
 
 def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
