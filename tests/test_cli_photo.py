@@ -790,7 +790,7 @@ def test_a_folder_of_annotated_copies_only_says_they_were_skipped(tmp_path: Path
     assert [p.name for p in folder.iterdir()] == ["t.sets.jpg"]
     result = run(str(folder))
     assert result.exit_code == 2
-    assert "no photos in this folder (JPEG, PNG, ...); 1 annotated copy (*.sets.jpg)" in (
+    assert "no photos in this folder (JPEG, PNG, ...); 1 annotated copy written by setvision" in (
         result.stderr
     )
 
@@ -1046,3 +1046,18 @@ def test_folders_made_for_the_copy_are_said(tmp_path: Path) -> None:
     again = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "b.jpg"), "--json")
     assert again.exit_code == 0 and "created the folder" not in again.stderr
     json.loads(again.stdout)  # stdout stays one JSON object
+
+
+@pytest.mark.parametrize("name", ["copy.png", "copy.jpg"])
+def test_copies_named_by_out_are_not_read_back_from_their_folder(tmp_path: Path, name: str) -> None:
+    # A PNG copy carried no mark, and a copy named by --out was read only by its name: a folder
+    # run read the copy as a photo and wrote a copy of the copy (a new user's trial).
+    from vision.batch import is_annotated_copy
+
+    src = photo(tmp_path / "table.jpg")
+    assert run(str(src), "--out", str(tmp_path / name)).exit_code == 0
+    assert is_annotated_copy(tmp_path / name)
+    assert cv2.imread(str(tmp_path / name)) is not None  # still an image any viewer reads
+    result = run(str(tmp_path), "--json", "--no-image")
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["image"] for line in result.stdout.splitlines()] == [str(src)]

@@ -32,14 +32,15 @@ __all__ = [
 
 #: File name endings treated as image files for ``--out`` (a file, not a folder).
 IMAGE_SUFFIXES: Final = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
-#: Annotated copies are named ``NAME.sets.jpg``; such files are skipped when listing folders
-#: if they carry :data:`COPY_MARK`.
+#: Annotated copies are named ``NAME.sets.jpg`` unless ``--out`` names them.
 OUTPUT_SUFFIX: Final = ".sets.jpg"
-#: Written into every JPEG annotated copy as a comment segment (COM, 0xFFFE; viewers ignore
-#: it). A folder scan skips the ``*.sets.jpg`` files that carry it, and only those: a photo of
-#: the user's that happens to have such a name is read, so it is an input photo and is never
-#: overwritten as if it were an earlier copy, not even with ``--force``.
+#: Written into every JPEG and PNG annotated copy (a JPEG comment segment, COM 0xFFFE; a PNG
+#: ``tEXt`` chunk; viewers ignore both). A folder scan skips the files that carry it, and only
+#: those: a photo of the user's that happens to be named ``a.sets.jpg`` is read, so it is an
+#: input photo and is never overwritten as if it were an earlier copy, not even with
+#: ``--force``.
 COPY_MARK: Final = b"setvision annotated copy"
+_PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 
 
 def mark_jpeg(data: bytes) -> bytes:
@@ -54,8 +55,22 @@ def mark_jpeg(data: bytes) -> bytes:
     return data[:at] + segment + data[at:]
 
 
+def mark_png(data: bytes) -> bytes:
+    """PNG bytes with a ``tEXt`` chunk (keyword ``Comment``) holding :data:`COPY_MARK` inserted
+    after the IHDR chunk (the PNG specification: tEXt may come anywhere between IHDR and
+    IEND); other bytes are returned unchanged."""
+    import zlib
+
+    if data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
+        return data
+    at = 8 + 12 + int.from_bytes(data[8:12], "big")  # length, type, data, CRC
+    body = b"tEXt" + b"Comment\x00" + COPY_MARK
+    chunk = (len(body) - 4).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
+    return data[:at] + chunk + data[at:]
+
+
 def is_annotated_copy(path: str | Path) -> bool:
-    """Whether ``path`` is a JPEG carrying :data:`COPY_MARK` in its first segments (an
+    """Whether ``path`` is a JPEG or PNG carrying :data:`COPY_MARK` in its first bytes (an
     annotated copy written by ``setvision photo``); False for anything unreadable."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
@@ -64,7 +79,7 @@ def is_annotated_copy(path: str | Path) -> bool:
             head = handle.read(256)
     except OSError:
         return False
-    return head[:2] == b"\xff\xd8" and COPY_MARK in head
+    return (head[:2] == b"\xff\xd8" or head[:8] == _PNG_SIGNATURE) and COPY_MARK in head
 
 
 def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list[Path]:
@@ -89,11 +104,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
         path = Path(raw)
         if path.is_dir():
             images = list_images(path, recursive=recursive)
-            found = [
-                p
-                for p in images
-                if not (p.name.lower().endswith(OUTPUT_SUFFIX) and is_annotated_copy(p))
-            ]
+            found = [p for p in images if not is_annotated_copy(p)]
             if not found:
                 where = "this folder or its subfolders" if recursive else "this folder"
                 hint = ""
@@ -103,7 +114,7 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
                         if len(images) == 1
                         else f"{len(images)} annotated copies"
                     )
-                    hint = f"; {copies} (*{OUTPUT_SUFFIX}) skipped"
+                    hint = f"; {copies} written by setvision skipped"
                 if not recursive and any(
                     p.is_dir() and not p.name.startswith(".") for p in path.iterdir()
                 ):
@@ -476,7 +487,7 @@ def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | No
         ok, encoded = cv2.imencode(path.suffix or ".jpg", image, params)
         if not ok:
             return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
-        data = mark_jpeg(encoded.tobytes()) if jpeg else encoded.tobytes()
+        data = mark_jpeg(encoded.tobytes()) if jpeg else mark_png(encoded.tobytes())
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         reason = error.strerror or str(error)

@@ -209,7 +209,7 @@ def _photos_in_subfolders(path: Path) -> str:
     """How many photos the subfolders of ``path`` hold (a folder read without --recursive), as
     said to the user ("3", "1000 or more"); "" for none, or for a file. Hidden folders and
     files, and setvision's own copies, are left out, as ``--recursive`` would leave them."""
-    from vision.batch import OUTPUT_SUFFIX, is_annotated_copy
+    from vision.batch import is_annotated_copy
     from vision.io import IMAGE_EXTENSIONS
 
     if not path.is_dir():
@@ -223,7 +223,7 @@ def _photos_in_subfolders(path: Path) -> str:
             lower = name.lower()
             if name.startswith(".") or Path(lower).suffix not in IMAGE_EXTENSIONS:
                 continue
-            if lower.endswith(OUTPUT_SUFFIX) and is_annotated_copy(Path(root) / name):
+            if is_annotated_copy(Path(root) / name):
                 continue
             count += 1
             if count >= SUBFOLDER_COUNT_LIMIT:
