@@ -1061,3 +1061,11 @@ def test_copies_named_by_out_are_not_read_back_from_their_folder(tmp_path: Path,
     result = run(str(tmp_path), "--json", "--no-image")
     assert result.exit_code == 0, result.output
     assert [json.loads(line)["image"] for line in result.stdout.splitlines()] == [str(src)]
+
+
+def test_the_table_of_cards_has_no_trailing_spaces(tmp_path: Path) -> None:
+    # The last column (the note) was padded to its widest cell on every line.
+    result = run(str(photo(tmp_path / "table.jpg")), "--no-image", "--uncertain-below", "1")
+    assert result.exit_code == 0, result.output
+    assert "uncertain" in result.stdout  # the note column is there
+    assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]

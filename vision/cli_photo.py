@@ -332,7 +332,9 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
         table.add_column("note")
     for row in rows:
         table.add_row(*(row if noted else row[:-1]))
-    console.print(table)
+    with console.capture() as captured:  # the last column is padded to its widest cell
+        console.print(table)
+    console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
     by_id = {card["id"]: card for card in cards}
     if not sets:
         console.print(f"[bold]{no_set_verdict(len(cards))}[/bold]")
