@@ -183,3 +183,15 @@ def test_the_legend_of_a_photo_without_colour_says_the_sets_are_guesses(
     texts.clear()
     draw_table(frame, replace(table, colourless=True))
     assert "no colour in the photo: SETs are guesses" in texts
+
+
+def test_the_set_colours_are_far_apart() -> None:
+    # Evenly spread hues put magenta beside purple (delta-E 24.6) on a 12-SET table.
+    import cv2
+
+    colours = set_colours(12)
+    lab = cv2.cvtColor(np.array([colours], np.float32) / 255.0, cv2.COLOR_BGR2Lab)[0]
+    gaps = np.linalg.norm(lab[:, None] - lab[None], axis=2) + np.eye(12) * 1e9
+    assert gaps.min() >= 45.0
+    assert lab[:, 0].min() >= 30.0 and lab[:, 0].max() <= 90.0  # none dark or pale
+    assert len(set(set_colours(20))) == 20  # more than the palette still gives distinct colours

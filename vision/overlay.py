@@ -44,14 +44,36 @@ _LABEL_PLACES: Final = (0.14, 0.86, 0.5)
 _LEGEND_LINES: Final = 12
 
 
+#: The SETs' outline colours, BGR, in order. Chosen by farthest-point sampling in CIELAB among
+#: saturated hues of lightness L* 30-90 (none near black, none so pale it vanishes on white
+#: card paper), starting from red: any two of the 12 differ by CIE76 delta-E 48.6 or more (the
+#: first 8: 59.7). Golden-angle hues, used before,
+#: came within 24.6 (magenta next to purple in a new user's 12-SET tables).
+SET_PALETTE: Final = (
+    (0, 0, 255),  # red
+    (255, 0, 0),  # blue
+    (0, 255, 0),  # green
+    (255, 204, 0),  # sky blue
+    (152, 63, 190),  # raspberry
+    (0, 117, 130),  # olive
+    (179, 255, 0),  # spring green
+    (255, 127, 0),  # azure
+    (255, 0, 255),  # magenta
+    (43, 52, 130),  # brown
+    (104, 130, 0),  # teal
+    (0, 153, 255),  # orange
+)
+
+
 def set_colours(n: int) -> list[tuple[int, int, int]]:
-    """``n`` distinct, saturated BGR colours (hues spread by the golden angle).
+    """``n`` distinct BGR colours: :data:`SET_PALETTE`, then saturated hues spread by the
+    golden angle.
 
     Returns:
         List of ``n`` (B, G, R) int tuples, 0..255.
     """
-    out = []
-    for i in range(n):
+    out = list(SET_PALETTE[:n])
+    for i in range(len(out), n):
         hue = int((i * 0.618033988749895 % 1.0) * 180)
         value = 255 if i % 2 == 0 else 200
         hsv = np.array([[[hue, 255, value]]], np.uint8)
