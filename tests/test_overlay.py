@@ -20,6 +20,22 @@ CARDS = [parse_card(t) for t in (
 )]  # fmt: skip
 
 
+@pytest.fixture
+def texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the overlay draws (cv2.putText spied), in order."""
+    import vision.overlay
+
+    drawn: list[str] = []
+    put_text = vision.overlay.cv2.putText
+
+    def spy(img, text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        drawn.append(text)
+        return put_text(img, text, *args, **kwargs)
+
+    monkeypatch.setattr(vision.overlay.cv2, "putText", spy)
+    return drawn
+
+
 def table_for(width: int, height: int) -> tuple[np.ndarray, Table]:
     frame, corners = table_frame(CARDS, width=width, height=height, cols=3)
     table = recognise(frame, FakeClassifier(one_hot_probs(CARDS)), detector=fake_detector(corners))
@@ -115,22 +131,12 @@ def test_a_legend_that_would_hide_a_card_goes_beside_the_photo() -> None:
     assert draw_table(frame2, table2, legend_beside=True).shape == frame2.shape
 
 
-def test_a_legend_says_how_many_sets_are_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_legend_says_how_many_sets_are_not_drawn(texts: list[str]) -> None:
     """27 cards of one fill hold 117 SETs: 12 are drawn and listed, the legend says so."""
-    import vision.overlay
-
     cards = [c for c in full_deck() if c.fill is Fill.SOLID]
     frame, corners = table_frame(cards, width=1800, height=700, cols=9)
     table = recognise(frame, FakeClassifier(one_hot_probs(cards)), detector=fake_detector(corners))
     assert len(table.sets) == 117
-    texts: list[str] = []
-    put_text = vision.overlay.cv2.putText
-
-    def spy(img, text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        texts.append(text)
-        return put_text(img, text, *args, **kwargs)
-
-    monkeypatch.setattr(vision.overlay.cv2, "putText", spy)
     draw_table(frame, table)
     listed = [t for t in texts if t.startswith("SET ")]
     assert len(listed) == 12
@@ -164,20 +170,8 @@ def test_labels_of_cards_in_a_pile_do_not_cover_each_other(monkeypatch: pytest.M
     assert abs((boxes[2][1] + boxes[2][3]) / 2 - (top + 0.14 * (bottom - top))[1]) <= 1
 
 
-def test_the_legend_of_a_photo_without_colour_says_the_sets_are_guesses(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import vision.overlay
-
+def test_the_legend_of_a_photo_without_colour_says_the_sets_are_guesses(texts: list[str]) -> None:
     frame, table = table_for(960, 540)
-    texts: list[str] = []
-    put_text = vision.overlay.cv2.putText
-
-    def spy(img, text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        texts.append(text)
-        return put_text(img, text, *args, **kwargs)
-
-    monkeypatch.setattr(vision.overlay.cv2, "putText", spy)
     draw_table(frame, table)
     assert not any("guesses" in t for t in texts)
     texts.clear()

@@ -192,46 +192,38 @@ def test_the_colour_is_not_sharpened_where_the_inks_contradict_the_model(
         assert (table.confidences < 0.9).all() and table.uncertain.all()
 
 
-def test_fill_on_burnt_out_paper_is_not_sharpened() -> None:
-    # Two cards read striped at 0.8 by the model; one's paper is clipped white by
-    # overexposure (its stripes may be burnt out): its fill keeps the model's own confidence
-    # (flagged), the other's is sharpened by the fill temperature as fitted.
+@pytest.mark.parametrize(
+    ("labels", "paper", "head", "burnt"),
+    [
+        # Overexposure clips the paper white: stripes may be burnt out, so the fill is not
+        # sharpened (the colour keeps its balance: white clipped evenly).
+        (("1 red striped oval", "2 green striped ovals"), (255, 255, 255), "fill", True),
+        # A green cast clips only green: the crop's white balance falls short in green, so
+        # the colour is not sharpened.
+        (("1 purple striped oval", "2 purple open ovals"), (200, 255, 200), "colour", False),
+    ],
+)
+def test_a_reading_on_clipped_paper_is_not_sharpened(
+    labels: tuple[str, str], paper: tuple[int, int, int], head: str, burnt: bool
+) -> None:
+    # Two cards read at 0.8 in one head by the model; the second's paper is clipped: that
+    # reading keeps the model's own confidence (flagged), the first's is sharpened by the
+    # head's temperature as fitted.
     from vision.pipeline import CLIPPED_PAPER, clipped_paper
 
-    cards = [parse_card("1 red striped oval"), parse_card("2 green striped ovals")]
+    cards = [parse_card(label) for label in labels]
     frame, corners = table_frame(cards, cols=2)
     x0, y0 = corners[1].min(axis=0).astype(int)
     x1, y1 = corners[1].max(axis=0).astype(int)
-    paper = (frame[y0:y1, x0:x1] == (235, 238, 240)).all(axis=2)
-    frame[y0:y1, x0:x1][paper] = 255  # the second card's paper burnt out
+    plain = (frame[y0:y1, x0:x1] == (235, 238, 240)).all(axis=2)
+    frame[y0:y1, x0:x1][plain] = paper
     every, some = clipped_paper(frame, corners)
-    assert every[0] == some[0] == 0.0 and every[1] >= CLIPPED_PAPER
+    assert every[0] == some[0] == 0.0
+    assert (every[1] if burnt else some[1]) >= CLIPPED_PAPER
+    assert (some[1] if burnt else every[1]) == 0.0  # each rule leaves the other alone
     probs = one_hot_probs(cards)
-    probs.fill[:] = [0.1, 0.8, 0.1]
-    classifier = FakeClassifier(probs)
-    classifier.temperatures = (0.3, 0.3, 0.3, 0.44)
-    table = recognise(frame, classifier, detector=fake_detector(corners))
-    assert table.cards == tuple(cards)
-    assert table.confidences[0] > 0.95 and not table.uncertain[0]
-    assert table.confidences[1] == pytest.approx(0.8, abs=0.01) and table.uncertain[1]
-
-
-def test_colour_on_paper_with_a_clipped_channel_is_not_sharpened() -> None:
-    # Two cards read purple at 0.8 by the model; one's paper has its green channel clipped by a
-    # green cast (its white balance falls short in green): its colour keeps the model's own
-    # confidence (flagged), the other's is sharpened by the colour temperature as fitted.
-    from vision.pipeline import CLIPPED_PAPER, clipped_paper
-
-    cards = [parse_card("1 purple striped oval"), parse_card("2 purple open ovals")]
-    frame, corners = table_frame(cards, cols=2)
-    x0, y0 = corners[1].min(axis=0).astype(int)
-    x1, y1 = corners[1].max(axis=0).astype(int)
-    paper = (frame[y0:y1, x0:x1] == (235, 238, 240)).all(axis=2)
-    frame[y0:y1, x0:x1][paper] = (200, 255, 200)  # green clipped, blue and red not
-    every, some = clipped_paper(frame, corners)
-    assert every.max() == 0.0 and some[0] == 0.0 and some[1] >= CLIPPED_PAPER
-    probs = one_hot_probs(cards)
-    probs.colour[:] = [0.1, 0.1, 0.8]  # red, green, purple
+    chosen = getattr(probs, head)
+    chosen[:] = np.where(chosen > 0.5, 0.8, 0.1)
     classifier = FakeClassifier(probs)
     classifier.temperatures = (0.3, 0.3, 0.3, 0.3)
     table = recognise(frame, classifier, detector=fake_detector(corners), table_level_colour=False)
