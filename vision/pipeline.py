@@ -465,10 +465,10 @@ def clipped_paper(
     frame: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Shares of each card's border band (its plain paper) that the camera clipped: (N,) float
-    with every channel at :data:`CLIPPED_LEVEL` or more (burnt out), and (N,) float with some
-    channel there (a cast or overexposure clipping one channel); in ``frame`` (H, W, 3) uint8
-    BGR, read from a small unbalanced warp of each quad ``corners`` (N, 4, 2) float32 (TL, TR,
-    BR, BL)."""
+    with every channel at :data:`CLIPPED_LEVEL` or more (burnt out), and (N,) float with one or
+    two channels there, not all three (a colour cast clipping a channel); in ``frame`` (H, W,
+    3) uint8 BGR, read from a small unbalanced warp of each quad ``corners`` (N, 4, 2) float32
+    (TL, TR, BR, BL)."""
     raw = warp_cards(frame, corners, size=_CLIP_CROP, balance=False)
     w, h = _CLIP_CROP
     band = np.ones((h, w), bool)
