@@ -157,9 +157,9 @@ def test_labels_of_cards_in_a_pile_do_not_cover_each_other(monkeypatch: pytest.M
     boxes: list[tuple[int, int, int, int]] = []
     text_box = vision.overlay._text_box
 
-    def spy(image, lines, box, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def spy(image, label, box, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         boxes.append(box)
-        return text_box(image, lines, box, *args, **kwargs)
+        return text_box(image, label, box, *args, **kwargs)
 
     monkeypatch.setattr(vision.overlay, "_text_box", spy)
     draw_table(frame, table)

@@ -19,7 +19,7 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import cv2
 import numpy as np
@@ -91,20 +91,31 @@ def _inset(quad: npt.NDArray[np.float32], by: float) -> npt.NDArray[np.int32]:
     return np.round(moved).astype(np.int32)
 
 
-def _box_size(lines: list[str], scale: float, thick: int) -> tuple[int, int, int]:
-    """(width, height, line height) in px of the box :func:`_text_box` draws for ``lines``."""
+class _Label(NamedTuple):
+    """A label's text lines and the box they need: ``width`` and ``height`` px, ``line_h`` px
+    per line, and each line's ``cv2.getTextSize`` ((w, h), baseline)."""
+
+    lines: list[str]
+    width: int
+    height: int
+    line_h: int
+    sizes: list[tuple[tuple[int, int], int]]
+
+
+def _label(lines: list[str], scale: float, thick: int) -> _Label:
+    """Measure ``lines`` once, for :func:`_box_at` and :func:`_text_box`."""
     sizes = [cv2.getTextSize(line, _FONT, scale, thick) for line in lines]
     line_h = max(s[0][1] + s[1] for s in sizes) + max(2, int(4 * scale))
     box_w = max(s[0][0] for s in sizes) + int(10 * scale) + 2
-    return box_w, line_h * len(lines) + int(6 * scale), line_h
+    return _Label(lines, box_w, line_h * len(lines) + int(6 * scale), line_h, sizes)
 
 
 def _box_at(
-    size: tuple[int, int, int], centre: tuple[float, float], shape: tuple[int, ...]
+    label: _Label, centre: tuple[float, float], shape: tuple[int, ...]
 ) -> tuple[int, int, int, int]:
-    """(x0, y0, x1, y1) px of a box of ``size`` centred on ``centre``, kept inside an image of
+    """(x0, y0, x1, y1) px of ``label``'s box centred on ``centre``, kept inside an image of
     ``shape``."""
-    box_w, box_h, _ = size
+    box_w, box_h = label.width, label.height
     h, w = shape[:2]
     x0 = int(np.clip(centre[0] - box_w / 2, 0, max(w - box_w, 0)))
     y0 = int(np.clip(centre[1] - box_h / 2, 0, max(h - box_h, 0)))
@@ -122,25 +133,23 @@ def _overlap(a: tuple[int, int, int, int], boxes: list[tuple[int, int, int, int]
 
 def _text_box(
     image: npt.NDArray[np.uint8],
-    lines: list[str],
+    label: _Label,
     box: tuple[int, int, int, int],
     scale: float,
     thick: int,
     colour: tuple[int, int, int] = (0, 0, 0),
     background: tuple[int, int, int] = (255, 255, 255),
 ) -> None:
-    """Draw ``lines`` centred in ``box`` (x0, y0, x1, y1 px, from :func:`_box_at`) on a pale
+    """Draw ``label`` centred in ``box`` (x0, y0, x1, y1 px, from :func:`_box_at`) on a pale
     tint of the image."""
     x0, y0, x1, y1 = box
-    line_h = _box_size(lines, scale, thick)[2]
     roi = image[y0:y1, x0:x1]
     tint = np.full_like(roi, 0)
     tint[:] = background
     cv2.addWeighted(roi, 0.25, tint, 0.75, 0.0, dst=roi)
-    for k, line in enumerate(lines):
-        (tw, th), _ = cv2.getTextSize(line, _FONT, scale, thick)
+    for k, (line, ((tw, th), _)) in enumerate(zip(label.lines, label.sizes, strict=True)):
         x = x0 + (x1 - x0 - tw) // 2
-        y = y0 + int(3 * scale) + line_h * k + th + max(1, int(2 * scale))
+        y = y0 + int(3 * scale) + label.line_h * k + th + max(1, int(2 * scale))
         cv2.putText(image, line, (x, y), _FONT, scale, colour, thick, cv2.LINE_AA)
 
 
@@ -227,14 +236,14 @@ def draw_table(
         # bottom margin, then its middle) where that would cover a label drawn already (cards
         # in a pile, or seen edge-on by a low camera).
         top, bottom = quad[:2].mean(axis=0), quad[2:].mean(axis=0)
-        size = _box_size(lines, scale, thick)
+        label = _label(lines, scale, thick)
         boxes = [
-            _box_at(size, (float(a[0]), float(a[1])), out.shape)
+            _box_at(label, (float(a[0]), float(a[1])), out.shape)
             for a in (top + f * (bottom - top) for f in _LABEL_PLACES)
         ]
         box = min(boxes, key=lambda b: _overlap(b, placed))  # the first of the least covered
         placed.append(box)
-        _text_box(out, lines, box, scale, thick, colour)
+        _text_box(out, label, box, scale, thick, colour)
 
     return _legend(out, table, palette, unit, beside=legend_beside)
 
