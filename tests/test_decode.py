@@ -156,11 +156,11 @@ def test_evidence_fused_into_a_head_is_not_tempered() -> None:
 
 @pytest.mark.parametrize(
     ("confidence", "shown"),
-    [(0.0, "0%"), (0.424, "42%"), (0.29, "29%"), (0.8981, "89%"), (0.9, "90%"),
-     (0.9849, "98%"), (0.9899, "98%"), (0.99, "99.0%"), (0.9976, "99.7%"), (0.99996, "99.9%"),
-     (1.0, "99.9%")],
+    [(0.0, "<1%"), (0.0099, "<1%"), (0.01, "1%"), (0.424, "42%"), (0.29, "29%"),
+     (0.8981, "89%"), (0.9, "90%"), (0.9849, "98%"), (0.9899, "98%"), (0.99, "99.0%"),
+     (0.9976, "99.7%"), (0.99996, "99.9%"), (1.0, "99.9%")],
 )  # fmt: skip
-def test_a_confidence_is_shown_rounded_down_in_whole_percent_then_one_decimal_never_100(
+def test_a_confidence_is_shown_rounded_down_in_whole_percent_then_one_decimal_never_0_or_100(
     confidence: float, shown: str
 ) -> None:
     from vision.decode import format_confidence

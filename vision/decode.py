@@ -100,11 +100,14 @@ def identity_log_probs(probs: tuple[npt.NDArray[np.float32], ...]) -> npt.NDArra
 
 def format_confidence(confidence: float) -> str:
     """A confidence (0..1) as a person reads it: whole percent, or one decimal from 99%
-    ("99.7%"), never "100%": a calibrated 0.998 is one misread in 500, not certainty.
+    ("99.7%"), never "100%": a calibrated 0.998 is one misread in 500, not certainty. Nor
+    "0%": under 1% is "<1%" (a reading that unlikely is still the decoder's best guess).
 
     Rounded down, so a reading flagged below a threshold never shows the threshold or more
     (0.8981 under 0.9 is "89%", not "90%"), and 98.6% is not shown as "99%"."""
     percent = 100.0 * float(confidence)
+    if percent < 1.0:
+        return "<1%"
     if percent < 99.0:
         return f"{math.floor(percent + 1e-9):.0f}%"
     return f"{min(math.floor(10.0 * percent + 1e-9) / 10.0, 99.9):.1f}%"
