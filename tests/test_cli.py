@@ -31,6 +31,19 @@ def test_usage_errors_are_one_line(
     assert captured.err.count("\n") == 1 and "--help" in captured.err
 
 
+def test_a_photo_named_like_an_option_gets_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-dash.jpg").write_bytes(b"")
+    assert run(["photo", "-dash.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("setvision: error: No such option: -d")
+    assert "put -- before it, 'setvision photo -- -dash.jpg'" in err and err.count("\n") == 1
+    assert run(["photo", "-zz.jpg"]) == 2  # no such file: the usual hint
+    assert "(see 'setvision photo --help')" in capsys.readouterr().err
+
+
 def test_commands_run_through_the_entry(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["sets", "1 red solid oval", "2 red solid ovals", "3 red solid ovals"]) == 0
     assert "1 SET:" in capsys.readouterr().out

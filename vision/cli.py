@@ -11,6 +11,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
@@ -212,6 +213,7 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         The exit code.
     """
     exceptions = _click_exceptions()
+    args = sys.argv[1:] if args is None else list(args)
     try:
         code = typer_app(args=args, prog_name=prog, standalone_mode=False)
     except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare command: the help
@@ -220,6 +222,9 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     except exceptions.UsageError as exc:
         message = " ".join(exc.format_message().split()).rstrip(".")
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        dashed = _dashed_file(args) if isinstance(exc, exceptions.NoSuchOption) else None
+        if dashed is not None and exc.ctx is not None:  # a photo named "-x.jpg"
+            where = f" ({dashed} is a file: put -- before it, '{exc.ctx.command_path} -- {dashed}')"
         typer.echo(f"{prog}: error: {message}{where}", err=True)
         return exc.exit_code
     except exceptions.ClickException as exc:
@@ -229,6 +234,21 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         typer.echo(f"{prog}: error: aborted", err=True)
         return 1
     return code if isinstance(code, int) else 0
+
+
+def _dashed_file(args: list[str]) -> str | None:
+    """The first argument that starts with "-" and names an existing file or folder (click
+    takes it for an option), or None."""
+    for arg in args:
+        if arg == "--":
+            return None
+        if arg.startswith("-") and len(arg) > 1:
+            try:
+                if Path(arg).exists():
+                    return arg
+            except (OSError, ValueError):  # a name too long, or with a NUL
+                continue
+    return None
 
 
 def _click_exceptions() -> Any:
