@@ -114,6 +114,22 @@ def test_no_copy_written_into_a_read_only_folder(tmp_path: Path) -> None:
         folder.chmod(0o755)
 
 
+def test_a_copy_name_too_long_for_the_file_system_is_one_refusal(tmp_path: Path) -> None:
+    # A photo named near the file system's limit (255 bytes) gets a copy name over it: the
+    # lookup raised, and the whole run stopped before any photo was read.
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    photo(folder / "a.jpg")
+    photo(folder / ("b" * 250 + ".png"))
+    result = run(str(folder))
+    assert result.exit_code == 2
+    assert result.stdout.count("4 cards, 1 SET") == 2
+    assert (folder / "a.sets.jpg").exists()
+    assert result.stderr.count("\n") == 1
+    assert "file name too long; use --out or --no-image" in result.stderr
+    assert "no annotated copy written for 1" in result.stdout
+
+
 def test_summary_counts_photos_read_without_a_copy_as_processed(tmp_path: Path) -> None:
     # Photos read and reported whose copy could not be written were summed up as "0 of 2
     # photos processed, 2 failed" (a read-only dataset folder): they were processed.

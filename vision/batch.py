@@ -277,55 +277,66 @@ def plan_jobs(
             target = _unused_name(target, photo, seen)
         if target is not None:
             seen.add(_real(target))
-        if target is not None and (
-            _real(target) in inputs or (target.exists() and _file_id(target) in input_files)
-        ):
-            # Never write over a photo being read (nor a hard link to one), not even with
-            # --force: it would be lost. The photo is still read and reported.
-            advice = "use --out or --no-image" if out is None else "choose another --out"
-            refusal = f"{target} is an input photo: no annotated copy is written; {advice}"
-            jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
-            continue
-        refusal = None if target is None else _link_refusal(target)
-        if (
-            refusal is None
-            and target is not None
-            and target != out  # a name setvision chose, not one the user gave with --out
-            and target.is_file()
-            and not is_annotated_copy(target)
-        ):
-            # --force replaces an earlier annotated copy; a photo of the user's that happens
-            # to bear the copy's name is never lost to it (nor is --force suggested for it).
-            refusal = (
-                f"{target} exists and is not an annotated copy made by setvision: it is not "
-                "overwritten, even with --force; use --out or --no-image"
-            )
-        if (
-            refusal is None
-            and target is not None
-            and target.exists()
-            and not target.is_symlink()
-            and not target.is_file()
-        ):  # a folder, a FIFO, a device: never written to, not even with --force
-            refusal = f"{target} exists and is not a file; use --out or --no-image"
-        if refusal is None and target is not None and target.exists() and not force:
-            other = "--out" if out is None else "another --out"
-            refusal = f"{target} exists; use --force to overwrite, {other} or --no-image"
-        elif refusal is None and target is not None and out is None and _read_only(target.parent):
-            refusal = (
-                f"{target.parent} is a read-only folder: no annotated copy is written beside "
-                "its photos; use --out or --no-image"
-            )
-        elif refusal is None and target is not None and out is not None:
-            where = _existing_folder(target.parent)
-            if where is not None and _read_only(where):
-                refusal = f"{where} is a read-only folder: no annotated copy is written; "
-                refusal += "choose another --out"
+        advice = "use --out or --no-image" if out is None else "choose another --out"
+        try:
+            refusal = _refusal(target, out, force, inputs, input_files, advice)
+        except OSError as error:  # a name too long for the file system, a folder not searchable
+            refusal = f"{target}: {(error.strerror or str(error)).lower()}; {advice}"
         if refusal is not None:
             jobs.append(PhotoJob(photo, None, keep_image, refusal=refusal))
             continue
         jobs.append(PhotoJob(photo, target, keep_image, overwrite=force))
     return jobs
+
+
+def _refusal(
+    target: Path | None,
+    out: Path | None,
+    force: bool,
+    inputs: set[Path],
+    input_files: set[tuple[int, int]],
+    advice: str,
+) -> str | None:
+    """Why the annotated copy ``target`` may not be written (see :func:`plan_jobs`), or None.
+
+    Raises:
+        OSError: if the file system refuses to look the name up (too long, say).
+    """
+    if target is None:
+        return None
+    if _real(target) in inputs or (target.exists() and _file_id(target) in input_files):
+        # Never write over a photo being read (nor a hard link to one), not even with
+        # --force: it would be lost. The photo is still read and reported.
+        return f"{target} is an input photo: no annotated copy is written; {advice}"
+    refusal = _link_refusal(target)
+    if refusal is not None:
+        return refusal
+    if target != out and target.is_file() and not is_annotated_copy(target):
+        # A name setvision chose, not one the user gave with --out. --force replaces an
+        # earlier annotated copy; a photo of the user's that happens to bear the copy's name is
+        # never lost to it (nor is --force suggested for it).
+        return (
+            f"{target} exists and is not an annotated copy made by setvision: it is not "
+            "overwritten, even with --force; use --out or --no-image"
+        )
+    if target.exists() and not target.is_symlink() and not target.is_file():
+        # a folder, a FIFO, a device: never written to, not even with --force
+        return f"{target} exists and is not a file; use --out or --no-image"
+    if target.exists() and not force:
+        other = "--out" if out is None else "another --out"
+        return f"{target} exists; use --force to overwrite, {other} or --no-image"
+    if out is None and _read_only(target.parent):
+        return (
+            f"{target.parent} is a read-only folder: no annotated copy is written beside "
+            "its photos; use --out or --no-image"
+        )
+    if out is not None:
+        where = _existing_folder(target.parent)
+        if where is not None and _read_only(where):
+            return (
+                f"{where} is a read-only folder: no annotated copy is written; choose another --out"
+            )
+    return None
 
 
 def _real(path: Path) -> Path:
