@@ -9,6 +9,8 @@ import pytest
 
 from vision.cli import run
 
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "table.jpg"
+
 
 @pytest.mark.parametrize(
     ("args", "words"),
@@ -152,3 +154,37 @@ def test_an_os_error_names_its_file_in_plain_words(capsys: pytest.CaptureFixture
             func()
         assert exit_.value.exit_code == 2
         assert capsys.readouterr().err.startswith(f"setvision: error: {line}")
+
+
+@pytest.mark.parametrize(
+    ("closed", "card", "code", "err"),
+    [
+        (1, "1 red solid oval", 2,
+         "setvision: error: standard output is closed; redirect it to a file or /dev/null\n"),
+        (2, "7 red solid ovals", 2, None),  # stderr closed: an error keeps its exit code
+        (2, "PHOTO", 0, None),  # and a photo is read (its decoder's messages went to stderr)
+    ],
+)  # fmt: skip
+def test_a_closed_standard_stream_is_one_line_or_ignored(
+    closed: int, card: str, code: int, err: str | None
+) -> None:
+    # Started with stdout closed (`>&-`), `setvision photo` died in a traceback and `sets` lost
+    # its output with exit code 0; with stderr closed, anything said there raised (exit 1).
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "vision.cli", "sets", card]
+        if card != "PHOTO"
+        else [sys.executable, "-m", "vision.cli", "photo", "--no-image", "--json", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(closed),  # noqa: PLW1509 - a test, one thread
+    )
+    assert done.returncode == code
+    if err is not None:
+        assert done.stderr == err
+    elif code == 0:
+        assert '"cards"' in done.stdout

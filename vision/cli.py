@@ -214,6 +214,14 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     """
     exceptions = _click_exceptions()
     args = sys.argv[1:] if args is None else list(args)
+    if sys.stderr is None:  # started with stderr closed (2>&-): warnings go nowhere, run on
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+    if sys.stdout is None:  # started with stdout closed (>&-): the readings would be lost
+        typer.echo(
+            f"{prog}: error: standard output is closed; redirect it to a file or /dev/null",
+            err=True,
+        )
+        return 2
     try:
         code = typer_app(args=args, prog_name=prog, standalone_mode=False)
     except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare command: the help
