@@ -130,6 +130,28 @@ def test_a_copy_name_too_long_for_the_file_system_is_one_refusal(tmp_path: Path)
     assert "no annotated copy written for 1" in result.stdout
 
 
+def test_heic_photos_in_a_folder_are_said_not_read(tmp_path: Path) -> None:
+    # A folder of iPhone photos said "no photos in this folder (JPEG, PNG, ...)"; beside a
+    # JPEG they were passed over in silence.
+    folder = tmp_path / "iphone"
+    folder.mkdir()
+    for name in ("IMG_2.HEIC", "IMG_3.heif"):
+        (folder / name).write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(16))
+    alone = run(str(folder))
+    assert alone.exit_code == 2
+    assert alone.stderr.strip().endswith(
+        "no photos in this folder (JPEG, PNG, ...); 2 HEIC/HEIF/AVIF photos not read (OpenCV "
+        "cannot read them); export them as JPEG or PNG"
+    )
+    photo(folder / "a.jpg")
+    mixed = run(str(folder), "--no-image")
+    assert mixed.exit_code == 0 and "4 cards, 1 SET" in mixed.stdout
+    assert mixed.stderr == (
+        f"setvision: warning: {folder}: 2 HEIC/HEIF/AVIF photos not read (OpenCV cannot read "
+        "them); export them as JPEG or PNG\n"
+    )
+
+
 def test_summary_counts_photos_read_without_a_copy_as_processed(tmp_path: Path) -> None:
     # Photos read and reported whose copy could not be written were summed up as "0 of 2
     # photos processed, 2 failed" (a read-only dataset folder): they were processed.

@@ -119,6 +119,8 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
                     p.is_dir() and not p.name.startswith(".") for p in path.iterdir()
                 ):
                     hint = "; it has subfolders: use --recursive to look in them"
+                if unreadable := unreadable_photos(path, recursive=recursive):
+                    hint = f"; {unreadable}"
                 raise SetVisionError(f"{path}: no photos in {where} (JPEG, PNG, ...){hint}")
             out.extend(found)
         elif path.exists() or path.is_symlink():  # a broken link: reading it says so
@@ -134,6 +136,21 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
     for photo in out:
         unique.setdefault(_real(photo), photo)
     return list(unique.values())
+
+
+def unreadable_photos(folder: Path, *, recursive: bool = False) -> str:
+    """The HEIC/HEIF/AVIF photos of ``folder`` (:data:`vision.io.UNREADABLE_EXTENSIONS`) that
+    no folder listing reads, said to the user: "2 HEIC/HEIF/AVIF photos not read (OpenCV cannot
+    read them); export them as JPEG or PNG"; "" for none."""
+    from vision.io import UNREADABLE_EXTENSIONS, list_images
+
+    n = len(list_images(folder, recursive=recursive, extensions=UNREADABLE_EXTENSIONS))
+    if n == 0:
+        return ""
+    return (
+        f"{n} HEIC/HEIF/AVIF photo{'s' if n != 1 else ''} not read (OpenCV cannot read "
+        f"{'them' if n != 1 else 'it'}); export {'them' if n != 1 else 'it'} as JPEG or PNG"
+    )
 
 
 def annotated_path(photo: Path, out: Path | None, many: bool, folder: bool = False) -> Path:

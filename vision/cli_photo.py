@@ -95,7 +95,7 @@ def photo_command(
     ] = None,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
-    from vision.batch import list_photos, plan_jobs, process_photos
+    from vision.batch import list_photos, plan_jobs, process_photos, unreadable_photos
     from vision.io import frame_count, is_gif
 
     if out is not None and not out.strip():
@@ -122,6 +122,10 @@ def photo_command(
                     '"" is not a photo or folder (an empty path: an unset variable?)'
                 )
             found += list_photos([raw], recursive=recursive)
+            if Path(raw).is_dir() and (
+                unreadable := unreadable_photos(Path(raw), recursive=recursive)
+            ):
+                _warn(f"{raw}: {unreadable}")
             if not recursive and (below := _photos_in_subfolders(Path(raw))):
                 _warn(f"{raw}: {below} in its subfolders not read; use --recursive to read "
                       "them too")  # fmt: skip

@@ -38,6 +38,7 @@ from vision.errors import SetVisionError
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "UNREADABLE_EXTENSIONS",
     "MAX_BYTES",
     "MAX_PIXELS",
     "ImageSource",
@@ -54,6 +55,10 @@ IMAGE_EXTENSIONS: Final = frozenset(
     {".jpg", ".jpeg", ".jpe", ".png", ".bmp", ".dib", ".webp", ".tif", ".tiff", ".pbm", ".pgm",
      ".ppm", ".pnm", ".gif"}
 )  # fmt: skip
+#: Extensions of photos OpenCV cannot read (HEIC/HEIF from phones, AVIF): not listed as photos
+#: by :func:`list_images`, but counted by ``setvision photo`` so that a folder of them is not
+#: passed over in silence.
+UNREADABLE_EXTENSIONS: Final = frozenset({".heic", ".heif", ".hif", ".avif"})
 #: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
 MAX_PIXELS: Final = 150_000_000
 #: Default file size limit in bytes (no photo is this large; a video or disk image might be).
@@ -278,8 +283,14 @@ def _decode_flag(head: bytes, size: tuple[int, int] | None, min_long_side: int |
     return _REDUCED[factor] if factor > 1 else cv2.IMREAD_COLOR
 
 
-def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
-    """Image files in ``folder`` (by extension, case-insensitive), sorted by path.
+def list_images(
+    folder: str | os.PathLike[str],
+    *,
+    recursive: bool = False,
+    extensions: frozenset[str] = IMAGE_EXTENSIONS,
+) -> list[Path]:
+    """Image files in ``folder`` (by extension, case-insensitive, one of ``extensions``),
+    sorted by path.
 
     Hidden files (names starting with ``.``) are skipped, and with ``recursive`` so are hidden
     folders (``.git``, ``.cache``, ...). A link to a photo that is gone is listed (reading it
@@ -288,6 +299,8 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
     Args:
         folder: the folder to list.
         recursive: also list the photos in its subfolders, at any depth.
+        extensions: lower-case extensions with the dot (:data:`UNREADABLE_EXTENSIONS`: the
+            photos OpenCV cannot read).
 
     Raises:
         FileNotFoundError: if ``folder`` does not exist.
@@ -302,7 +315,7 @@ def list_images(folder: str | os.PathLike[str], *, recursive: bool = False) -> l
     return sorted(
         p
         for p in found
-        if p.suffix.lower() in IMAGE_EXTENSIONS
+        if p.suffix.lower() in extensions
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
         and (p.is_file() or (p.is_symlink() and not p.exists()))
     )
