@@ -1079,11 +1079,26 @@ def test_folders_made_for_the_copy_are_said(tmp_path: Path) -> None:
     src = photo(tmp_path / "table.jpg")
     first = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "a.jpg"))
     assert first.exit_code == 0, first.output
-    assert f"created the folder {tmp_path / 'new'} for the annotated copy" in first.stderr
+    assert (
+        f"created the folder {tmp_path / 'new' / 'deeper'} for the annotated copy" in first.stderr
+    )
     assert (tmp_path / "new" / "deeper" / "a.jpg").is_file()
     again = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "b.jpg"), "--json")
     assert again.exit_code == 0 and "created the folder" not in again.stderr
     json.loads(again.stdout)  # stdout stays one JSON object
+
+
+def test_a_quoted_tilde_in_out_is_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --out "~/x.jpg" (quoted: the shell leaves the tilde) made a folder named "~" here.
+    src = photo(tmp_path / "table.jpg")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert run(str(src), "--out", "~/x.jpg").exit_code == 0
+    assert (home / "x.jpg").is_file() and not (tmp_path / "~").exists()
 
 
 @pytest.mark.parametrize("name", ["copy.png", "copy.jpg"])

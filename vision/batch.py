@@ -210,7 +210,8 @@ class PhotoOutcome:
         written: the annotated file written, if any.
         error: one-line message when the photo could not be processed.
         annotated: (H, W, 3) uint8 BGR annotated copy when the job asked to keep it.
-        extra: ``created_folder``: the outermost folder that writing the copy created.
+        extra: ``created_folder``: the folder of the copy, when writing it created that folder
+            (and any missing above it).
     """
 
     photo: Path
@@ -479,7 +480,7 @@ def _run(job: PhotoJob) -> PhotoOutcome:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
         if missing is not None:  # said, so a mistyped --out path does not go unnoticed
-            extra["created_folder"] = missing
+            extra["created_folder"] = job.output.parent
     return PhotoOutcome(job.photo, result, written, annotated=kept, extra=extra)
 
 

@@ -101,6 +101,8 @@ def photo_command(
     if out is not None and not out.strip():
         _error('--out "": an empty path (an unset variable?)')
         raise typer.Exit(EXIT_BAD_INPUT)
+    if out is not None and out.startswith("~") and not Path(out.split(os.sep)[0]).exists():
+        out = os.path.expanduser(out)  # quoted, so the shell left it: "~/x.jpg" made a folder "~"
     out_path = None if out is None else Path(out)
     out_folder = out is not None and out.endswith(("/", os.sep))  # "new.jpg/": a folder
     if no_image and out is not None:
