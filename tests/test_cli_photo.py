@@ -798,16 +798,19 @@ def test_out_into_a_read_only_folder_is_refused_and_the_readings_kept(tmp_path: 
         folder.chmod(0o755)
 
 
-def test_an_input_photo_in_the_way_of_a_copy_is_still_read(tmp_path: Path) -> None:
-    # t.sets.jpg is both an input and t.jpg's copy: t.jpg is read and reported, not written.
+def test_an_input_photo_in_the_way_of_a_copy_gets_another_name(tmp_path: Path) -> None:
+    # t.sets.jpg is both an input and t.jpg's copy name: t.jpg's copy is t.jpg.sets.jpg (it was
+    # refused with a message naming t.sets.jpg, which read as if that photo had failed).
     src = photo(tmp_path / "t.jpg")
     copy = photo(tmp_path / "t.sets.jpg")
     before = copy.read_bytes()
-    result = run(str(copy), str(src), "--force")
-    assert result.exit_code == 2
-    assert "is an input photo: no annotated copy is written; use --out" in result.stderr
-    assert result.stdout.count("4 cards, 1 SET") == 2
-    assert copy.read_bytes() == before
+    for args in ([str(copy), str(src), "--force"], [str(tmp_path), "--force"]):
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.count("4 cards, 1 SET") == 2
+        assert f"annotated copy: {tmp_path / 't.jpg.sets.jpg'}" in result.stdout
+        assert copy.read_bytes() == before
+        assert (tmp_path / "t.sets.sets.jpg").is_file()
 
 
 @pytest.mark.parametrize("suffix", [".webp", ".png", ".bmp", ".tif"])
@@ -847,7 +850,8 @@ def test_the_uncertain_flag_default_is_the_decoders() -> None:
 def test_a_users_photo_named_like_a_copy_is_read_and_never_overwritten(tmp_path: Path) -> None:
     """A folder scan skips only the copies setvision wrote (marked inside the JPEG): a photo
     of the user's named ``a.sets.jpg`` is read like any photo, so the copy of ``a.jpg``, which
-    would take its name, is refused even with --force (it was overwritten, unannounced)."""
+    would take its name, takes the next free one, even with --force (it was overwritten,
+    unannounced)."""
     from vision.batch import is_annotated_copy
 
     folder = tmp_path / "clash"
@@ -860,8 +864,12 @@ def test_a_users_photo_named_like_a_copy_is_read_and_never_overwritten(tmp_path:
     assert mine.read_bytes() == before
     lines = [json.loads(line) for line in result.stdout.strip().splitlines()]
     assert [line["image"] for line in lines] == [str(folder / "a.jpg"), str(mine)]
-    assert "is an input photo" in result.stderr
-    assert is_annotated_copy(folder / "a.sets.sets.jpg")  # the user's photo's own copy
+    assert result.exit_code == 0 and result.stderr == ""
+    assert [line["annotated"] for line in lines] == [
+        str(folder / "a.jpg.sets.jpg"),
+        str(folder / "a.sets.sets.jpg"),  # the user's photo's own copy
+    ]
+    assert is_annotated_copy(folder / "a.jpg.sets.jpg")
 
 
 def test_json_lines_follow_the_input_order_with_missing_paths(tmp_path: Path) -> None:

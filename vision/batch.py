@@ -291,8 +291,12 @@ def plan_jobs(
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many, folder) if draw else None
-        if target is not None and _real(target) in seen:
-            target = _unused_name(target, photo, seen)
+        # A name taken by an earlier copy, or by a photo of this run (a.jpg beside the user's
+        # own a.sets.jpg), when setvision chose it: the next free name (a.jpg.sets.jpg).
+        if target is not None and (
+            _real(target) in seen or (target != out and _real(target) in inputs)
+        ):
+            target = _unused_name(target, photo, seen | inputs)
         if target is not None:
             seen.add(_real(target))
         advice = "use --out or --no-image" if out is None else "choose another --out"
