@@ -188,3 +188,9 @@ def test_a_closed_standard_stream_is_one_line_or_ignored(
         assert done.stderr == err
     elif code == 0:
         assert '"cards"' in done.stdout
+
+
+def test_help_lists_the_main_job_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.index(" photo ") < out.index(" sets ") < out.index(" simulate ")

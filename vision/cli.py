@@ -102,7 +102,6 @@ def main(
     """Find SET cards in photos, read them and list every SET; check and simulate SETs."""
 
 
-@app.command("sets")
 @user_errors
 def sets_command(
     cards: Annotated[
@@ -132,7 +131,6 @@ def sets_command(
         )
 
 
-@app.command("simulate")
 @user_errors
 def simulate_command(
     games: Annotated[
@@ -181,7 +179,10 @@ if __name__ == "__main__":  # `python -m vision.cli`: cli_photo's `from vision.c
 
 from vision.cli_photo import photo_command  # noqa: E402  (needs user_errors above)
 
+# Registered in the order --help lists them: the main job first.
 app.command("photo")(photo_command)
+app.command("sets")(sets_command)
+app.command("simulate")(simulate_command)
 
 
 def run(args: list[str] | None = None) -> int:
