@@ -21,6 +21,9 @@ SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "table.j
         (["simulate", "--games", "99999999999"], "less than or equal to 2000000"),  # ran for ever
         (["nope"], "No such command 'nope'"),
         (["photo", "x.jpg", "--bogus"], "--bogus"),
+        (["photo", "x.jpg", "--uncertain-below", "90"], "for 90% write 0.9 or 90%"),
+        (["photo", "x.jpg", "--uncertain-below", "nan"], "'nan' is not a probability"),
+        (["photo", "x.jpg", "--uncertain-below", "0.9x"], "'0.9x' is not a number"),
     ],
 )
 def test_usage_errors_are_one_line(
@@ -195,3 +198,14 @@ def test_help_lists_the_main_job_first(capsys: pytest.CaptureFixture[str]) -> No
     rows = [line.strip("│ ").split() for line in capsys.readouterr().out.splitlines()]
     listed = [row[0] for row in rows if row and row[0] in ("photo", "sets", "simulate")]
     assert listed == ["photo", "sets", "simulate"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0.9", 0.9), ("90%", 0.9), (" 0.5 ", 0.5), ("0", 0.0), ("100%", 1.0), ("1", 1.0),
+     ("12.5%", 0.125)],
+)  # fmt: skip
+def test_uncertain_below_takes_a_probability_or_a_percentage(text: str, value: float) -> None:
+    from vision.cli_photo import _probability
+
+    assert _probability(text) == pytest.approx(value)

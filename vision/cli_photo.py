@@ -70,10 +70,10 @@ def photo_command(
         float,
         typer.Option(
             "--uncertain-below",
-            min=0.0,
-            max=1.0,
+            parser=_probability,
+            metavar="P",
             help="Flag cards whose reading is less likely right than this (a calibrated "
-            "probability).",
+            "probability, 0 to 1, or a percentage: 0.9 or 90%).",
         ),
     ] = UNCERTAIN_BELOW,
     max_pixels: Annotated[
@@ -209,6 +209,30 @@ def photo_command(
 
 #: Photos counted in a folder's subfolders at most (a home folder is not walked through).
 SUBFOLDER_COUNT_LIMIT = 1000
+
+
+def _probability(text: str | float) -> float:
+    """``--uncertain-below``: a probability from 0 to 1 ("0.9") or a percentage ("90%"); the
+    default arrives as a float.
+
+    Raises:
+        typer.BadParameter: for anything else, with a hint for a bare "90" (a percentage
+            without its sign); "nan" is no number here.
+    """
+    raw = str(text).strip()
+    scale = 100.0 if raw.endswith("%") else 1.0
+    try:
+        value = float(raw[:-1] if scale == 100.0 else raw) / scale
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a number (0.9, or 90%)") from None
+    if not 0.0 <= value <= 1.0:  # also false for nan
+        hint = ""
+        if scale == 1.0 and 1.0 < value <= 100.0:
+            hint = f"; for {raw}% write {value / 100:g} or {raw}%"
+        raise typer.BadParameter(
+            f"{text!r} is not a probability from 0 to 1 (0.9) or a percentage (90%){hint}"
+        )
+    return value
 
 
 def _photos_in_subfolders(path: Path) -> str:
