@@ -44,9 +44,13 @@ def test_a_photo_named_like_an_option_gets_a_hint(
     assert run(["photo", "-dash.jpg"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("setvision: error: No such option: -d")
-    assert "put -- before it, 'setvision photo -- -dash.jpg'" in err and err.count("\n") == 1
+    assert "put -- before it: setvision photo -- -dash.jpg)" in err and err.count("\n") == 1
     assert run(["photo", "-zz.jpg"]) == 2  # no such file: the usual hint
     assert "(see 'setvision photo --help')" in capsys.readouterr().err
+    assert run(["sets", "-1 red solid oval"]) == 2  # a card text: no option has a space
+    assert "('-1 red solid oval' is not an option: put -- before it: setvision sets -- '-1" in (
+        capsys.readouterr().err
+    )
 
 
 def test_commands_run_through_the_entry(capsys: pytest.CaptureFixture[str]) -> None:

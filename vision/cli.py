@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -231,9 +232,10 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     except exceptions.UsageError as exc:
         message = " ".join(exc.format_message().split()).rstrip(".")
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        dashed = _dashed_file(args) if isinstance(exc, exceptions.NoSuchOption) else None
-        if dashed is not None and exc.ctx is not None:  # a photo named "-x.jpg"
-            where = f" ({dashed} is a file: put -- before it, '{exc.ctx.command_path} -- {dashed}')"
+        dashed = _dashed_argument(args) if isinstance(exc, exceptions.NoSuchOption) else None
+        if dashed is not None and exc.ctx is not None:  # a photo "-x.jpg", a card "-1 red ..."
+            what, shown = dashed
+            where = f" ({shown} is {what}: put -- before it: {exc.ctx.command_path} -- {shown})"
         typer.echo(f"{prog}: error: {message}{where}", err=True)
         return exc.exit_code
     except exceptions.ClickException as exc:
@@ -245,18 +247,22 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     return code if isinstance(code, int) else 0
 
 
-def _dashed_file(args: list[str]) -> str | None:
-    """The first argument that starts with "-" and names an existing file or folder (click
-    takes it for an option), or None."""
+def _dashed_argument(args: list[str]) -> tuple[str, str] | None:
+    """The first argument that starts with "-" but is no option, which click takes for one:
+    ("a file", name) for an existing file or folder, ("not an option", quoted text) for text
+    with a space in it ("-1 red solid oval"); None if there is none before a "--"."""
     for arg in args:
         if arg == "--":
             return None
-        if arg.startswith("-") and len(arg) > 1:
-            try:
-                if Path(arg).exists():
-                    return arg
-            except (OSError, ValueError):  # a name too long, or with a NUL
-                continue
+        if not arg.startswith("-") or len(arg) < 2:
+            continue
+        if " " in arg:
+            return "not an option", shlex.quote(arg)
+        try:
+            if Path(arg).exists():
+                return "a file", arg
+        except (OSError, ValueError):  # a name too long, or with a NUL
+            continue
     return None
 
 
