@@ -152,6 +152,21 @@ def test_heic_photos_in_a_folder_are_said_not_read(tmp_path: Path) -> None:
     )
 
 
+def test_json_of_a_name_that_is_not_utf8_is_valid_unicode(tmp_path: Path) -> None:
+    # A file name with the byte 0xff came out as a lone surrogate ("\udcff"): valid JSON
+    # syntax, but strict parsers and UTF-8 encoders reject it.
+    src = tmp_path / os.fsdecode(b"bad\xffname.jpg")
+    try:  # cv2.imwrite crashes on such a name (OpenCV 5.0 here): the bytes are copied
+        src.write_bytes(photo(tmp_path / "a.jpg").read_bytes())
+    except (OSError, UnicodeEncodeError):  # a file system that only takes UTF-8 names
+        pytest.skip("this file system does not take the name")
+    result = run(str(src), "--json", "--no-image")
+    assert result.exit_code == 0
+    line = json.loads(result.stdout)
+    assert line["image"] == str(tmp_path / "bad\\xffname.jpg")
+    line["image"].encode("utf-8")  # no lone surrogate left
+
+
 def test_summary_counts_photos_read_without_a_copy_as_processed(tmp_path: Path) -> None:
     # Photos read and reported whose copy could not be written were summed up as "0 of 2
     # photos processed, 2 failed" (a read-only dataset folder): they were processed.

@@ -133,7 +133,7 @@ def photo_command(
                       "them too")  # fmt: skip
         except (FileNotFoundError, SetVisionError) as error:
             _error(str(error))
-            pending.append((len(found), json.dumps(_json_error(raw, str(error)))))
+            pending.append((len(found), _json_line(_json_error(raw, str(error)))))
             failures += 1
             unread += 1
             named_none += 1
@@ -172,13 +172,13 @@ def photo_command(
                 line = {**outcome.result, "annotated": written}
                 if outcome.error:  # read, but its copy could not be written: say why here too
                     line["annotated_error"] = " ".join(outcome.error.split())
-                typer.echo(json.dumps(line))
+                typer.echo(_json_line(line))
             else:
                 _print_table(outcome.result, outcome.written)
             if (created := outcome.extra.get("created_folder")) is not None:
                 _note(f"created the folder {created} for the annotated copy")
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
-            typer.echo(json.dumps(_json_error(outcome.photo, outcome.error)))
+            typer.echo(_json_line(_json_error(outcome.photo, outcome.error)))
         if outcome.error:
             # The same refusal for every photo of a folder ("... is a read-only folder") is
             # said once; the summary still counts each photo without its copy.
@@ -259,6 +259,26 @@ def _photos_in_subfolders(path: Path) -> str:
             if count >= SUBFOLDER_COUNT_LIMIT:
                 return f"{count} or more photos"
     return "" if count == 0 else f"{count} photo{'s' if count != 1 else ''}"
+
+
+def _json_line(value: Any) -> str:
+    """One ``--json`` line. A file name that is not UTF-8 (byte 0xff, kept by Python as a lone
+    surrogate) is written with the byte as the text ``\\xff``: a lone surrogate is valid JSON
+    syntax but no Unicode, and strict parsers (and UTF-8 encoders) reject it."""
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            if not any("\udc80" <= ch <= "\udcff" for ch in item):
+                return item
+            raw = item.encode("utf-8", "surrogateescape")
+            return raw.decode("utf-8", "backslashreplace")
+        if isinstance(item, dict):
+            return {key: clean(v) for key, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [clean(v) for v in item]
+        return item
+
+    return json.dumps(clean(value))
 
 
 def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
