@@ -107,7 +107,12 @@ def main(
 def sets_command(
     cards: Annotated[
         list[str],
-        typer.Argument(help='Cards as text, e.g. "1 red solid oval" "2 green striped diamonds".'),
+        typer.Argument(
+            help='Cards as text, in any word order, e.g. "1 red solid oval" "2 green striped '
+            "diamonds\"; the rules booklets' words work too (three, violet, shaded, hatched, "
+            "empty, outline, capsule, rhombus, wave, ...).",
+            metavar="CARD",
+        ),
     ],
 ) -> None:
     """List every SET among cards given as text."""
