@@ -44,6 +44,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from vision.data import shared_datasets  # noqa: E402
+from vision.errors import SetVisionError  # noqa: E402
 from vision.evaluation import (  # noqa: E402
     ATTRIBUTES,
     CardTruth,
@@ -534,7 +535,10 @@ class Store:
     def resolve(self, name: str) -> str:
         """The relative path of a photo named by its path or a unique part of it."""
         candidate = Path(name)
-        if candidate.is_absolute() and candidate.exists():
+        if not candidate.is_absolute() and (self.data / name).is_file():
+            return name
+        if candidate.is_file() or (candidate.is_absolute() and candidate.exists()):
+            # an absolute path, or a file's path from the current folder
             try:
                 return str(candidate.resolve().relative_to(self.data.resolve()))
             except ValueError:  # was a traceback
@@ -543,8 +547,6 @@ class Store:
                     "photos by their path in it; --data picks another folder)",
                     param_hint="'PHOTO'",
                 ) from None
-        if (self.data / name).is_file():
-            return name
         known = {p for s in self.all_sources() for p in self.source(s)}
         known |= {row["path"] for row in _tables_rows(self.data)}
         hits = sorted(p for p in known if _loosely_contains(p, name))
@@ -805,11 +807,18 @@ def seed(
         bool, typer.Option(help="Re-fit every proposal by segmenting the card.")
     ] = True,
     how: HowOpt = "grabcut",
-    force: Annotated[bool, typer.Option(help="Replace photos already reviewed too.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Replace photos already annotated too (reviewed or not): their cards, "
+            "attributes, partial flags and notes are lost."
+        ),
+    ] = False,
     annotations: AnnotationsOpt = DEFAULT_ANNOTATIONS,
     data: DataOpt = None,
 ) -> None:
-    """Propose cards for photos without reviewed annotations (marked not reviewed)."""
+    """Propose cards for photos not annotated yet (marked not reviewed). A photo that cannot be
+    read is said in one line and the others are still seeded (exit code 2)."""
     store = Store(annotations, data)
     rels = [store.resolve(p) for p in photos or []]
     for src in source or []:
@@ -834,13 +843,22 @@ def seed(
         except ImportError:
             if method in ("detector", "both"):
                 raise typer.BadParameter("vision.detect is not available") from None
+    failed = 0
     for rel in dict.fromkeys(rels):
         store.forget(source_of(rel))  # another process may have reviewed it meanwhile
         old = store.get(rel)
-        if old is not None and old.reviewed and not force:
-            typer.echo(f"skip {rel} (reviewed)")
+        if old is not None and not force:
+            # Edits of a photo not yet reviewed (a card removed, attributes set) are work too:
+            # seeding again would drop them without a word.
+            what = "reviewed" if old.reviewed else "annotated, not reviewed"
+            typer.echo(f"skip {rel} ({what}; --force replaces its cards and labels)")
             continue
-        image = load_image(store.data / rel)
+        try:
+            image = load_image(store.data / rel)
+        except (SetVisionError, OSError) as error:  # one photo must not stop the others
+            typer.echo(f"label.py: error: {error}", err=True)
+            failed += 1
+            continue
         quads: list[npt.NDArray[np.float64]] = []
         for finder in finders:
             try:
@@ -860,6 +878,8 @@ def seed(
         store.put(PhotoTruth(path=rel, width=w, height=h, cards=cards, source=source_of(rel)))
         names = "+".join(f.__name__ for f in finders)
         typer.echo(f"{rel}: {len(cards)} cards ({names}{', refined' if refine else ''})")
+    if failed:
+        raise typer.Exit(2)
 
 
 @app.command()

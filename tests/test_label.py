@@ -181,7 +181,7 @@ def test_seed_simple_then_copy_from_and_status(photo_dir: Path, tmp_path: Path) 
     # A reviewed photo is not re-seeded without --force.
     invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "two_again")
     result = invoke(photo_dir, tmp_path, "seed", "--source", "synth", "--method", "simple")
-    assert "skip tables/synth/two.png (reviewed)" in result.output
+    assert "skip tables/synth/two.png (reviewed; --force replaces" in result.output
     assert "tables/synth/empty.png: 0 cards" in result.output
     result = invoke(photo_dir, tmp_path, "status", "-v")
     assert "synth        photos   3  reviewed   2  cards    4 (partial 0)" in result.output
@@ -325,3 +325,47 @@ def test_negative_corners_are_numbers_and_a_replaced_note_is_shown(
     result = invoke(photo_dir, tmp_path, "mark-reviewed", "two.png", "--note", "second")
     assert "note replaced; it was: first" in result.output
     assert stored(tmp_path).note == "second"
+
+
+def test_seed_again_keeps_the_edits_of_a_photo_not_yet_reviewed(
+    photo_dir: Path, tmp_path: Path
+) -> None:
+    # Seeding a folder again wiped a removed card, a partial flag and attributes of photos not
+    # yet marked reviewed, without a word (a new user's trial).
+    invoke(photo_dir, tmp_path, "seed", "two.png", "--method", "simple")
+    invoke(photo_dir, tmp_path, "remove-card", "two.png", "1")
+    invoke(photo_dir, tmp_path, "set-attrs", "two.png", "0", "2 red solid ovals")
+    before = (tmp_path / "ann" / "synth.json").read_bytes()
+    result = invoke(photo_dir, tmp_path, "seed", "two.png", "--method", "simple")
+    assert "skip tables/synth/two.png (annotated, not reviewed; --force replaces" in result.output
+    assert (tmp_path / "ann" / "synth.json").read_bytes() == before
+    invoke(photo_dir, tmp_path, "seed", "two.png", "--method", "simple", "--force")
+    assert len(stored(tmp_path).cards) == 2
+
+
+def test_seed_goes_on_past_a_photo_it_cannot_read(photo_dir: Path, tmp_path: Path) -> None:
+    # A folder, an empty file or a truncated JPEG among the photos was a 30-line traceback that
+    # stopped the photos after it.
+    folder = photo_dir / "tables" / "synth"
+    (folder / "broken.jpg").write_bytes(b"")
+    (folder / "cut.jpg").write_bytes(cv2.imencode(".jpg", draw_table([CARD]))[1].tobytes()[:900])
+    ann = tmp_path / "ann"
+    result = runner.invoke(
+        label.app,
+        ["seed", "tables/synth/broken.jpg", "tables/synth/cut.jpg", "two.png", "--method", "simple",
+         "--annotations", str(ann), "--data", str(photo_dir)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("label.py: error: ")]
+    assert len(errors) == 2 and "is empty" in errors[0] and "truncated" in errors[1]
+    assert "tables/synth/two.png: 2 cards" in result.output
+
+
+def test_a_photo_named_from_the_current_folder(
+    photo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "review data/tables/synth/two.png" run where that file is said "no photo matches".
+    monkeypatch.chdir(tmp_path)
+    result = invoke(photo_dir, tmp_path, "seed", "data/tables/synth/two.png", "--method", "simple")
+    assert result.exit_code == 0, result.output
+    assert "tables/synth/two.png: 2 cards" in result.output
