@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import cv2
 import numpy as np
@@ -41,6 +41,21 @@ from vision.warp import CROP_HEIGHT, CROP_WIDTH, warp_cards  # noqa: E402
 app = typer.Typer(add_completion=False, no_args_is_help=True)
 OUT = Path("/tmp/setvision-attrs")
 FOOT = 44  # caption height under each tile, pixels
+
+
+def _fail(message: str) -> NoReturn:
+    """One line on stderr and exit code 2 (bad input)."""
+    typer.echo(f"attribute_sheets.py: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _annotation_file(source: str) -> Path:
+    """The annotation file of ``source``, which must exist."""
+    file = DEFAULT_ANNOTATIONS / f"{source}.json"
+    if not file.is_file():
+        known = ", ".join(sorted(p.stem for p in DEFAULT_ANNOTATIONS.glob("*.json")))
+        _fail(f"no annotation file for source {source!r} ({file}); sources: {known}")
+    return file
 
 
 def _attrs(text: str) -> dict[str, object]:
@@ -87,7 +102,7 @@ def sheets(
 ) -> None:
     """Pre-label every card of SOURCE and write contact sheets to /tmp/setvision-attrs."""
     store = Store(DEFAULT_ANNOTATIONS)
-    photos = load_annotation_file(DEFAULT_ANNOTATIONS / f"{source}.json")
+    photos = load_annotation_file(_annotation_file(source))
     clf = CardClassifier(model)
     OUT.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []
@@ -105,7 +120,8 @@ def sheets(
             num = len(rows)
             rows.append({"n": num, "path": photo.path, "index": i, "pred": str(pred),
                          "pred_attrs": _attrs(str(pred)), "conf": conf, "partial": card.partial,
-                         "old": card.attributes})  # fmt: skip
+                         "old": card.attributes,
+                         "corners": np.asarray(card.corners).tolist()})  # fmt: skip
             panels = [raw[i], bal[i]] + ([_context(frame, quads[i])] if context else [])
             tile = np.hstack(panels)
             if scale != 1.0:
@@ -154,15 +170,53 @@ def zoom(source: str, numbers: list[int], scale: float = 3.0) -> None:
 
 @app.command()
 def apply(source: str, fixes: Path) -> None:
-    """Store pre-labels plus corrections (``NUMBER TEXT`` or ``NUMBER -``) in the annotations."""
-    rows = json.loads((OUT / f"{source}.pre.json").read_text(encoding="utf-8"))
+    """Store pre-labels plus corrections (``NUMBER TEXT`` or ``NUMBER -``) in the annotations.
+
+    Refused, with nothing written, when a fixes line is not understood or when any card has
+    changed since the sheets were made (removed, moved, or its attributes edited): the sheets'
+    numbers would put labels on the wrong cards, or undo the edits."""
+    pre_file = OUT / f"{source}.pre.json"
+    if not pre_file.is_file():
+        _fail(f"no sheets for {source!r} ({pre_file}); run: attribute_sheets.py sheets {source}")
+    rows = json.loads(pre_file.read_text(encoding="utf-8"))
+    try:
+        lines = fixes.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        _fail(f"cannot read the fixes file {fixes}: {error}")
     fix: dict[int, str] = {}
-    for line in fixes.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            num, text = line.split(None, 1)
-            fix[int(num)] = text.strip()
+    for number, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or not parts[0].isdigit():
+            _fail(f"{fixes}:{number}: expected 'NUMBER TEXT' or 'NUMBER -', got {raw.strip()!r}")
+        num, text = int(parts[0]), parts[1].strip()
+        if num >= len(rows):
+            _fail(f"{fixes}:{number}: no card #{num} on the sheets (#0 to #{len(rows) - 1})")
+        if text != "-":
+            try:
+                _attrs(text)
+            except ValueError as error:
+                _fail(f"{fixes}:{number}: {error}")
+        fix[num] = text
     store = Store(DEFAULT_ANNOTATIONS)
+    stale = []
+    store.forget(source)  # read afresh: edits since the sheets are what is looked for
+    for row in rows:
+        entry = store.get(row["path"])
+        cards = () if entry is None else entry.cards
+        if row["index"] >= len(cards):
+            stale.append(f"{row['path']} card {row['index']} removed")
+        elif "corners" in row and not np.allclose(cards[row["index"]].corners, row["corners"]):
+            stale.append(f"{row['path']} card {row['index']} moved")
+        elif dict(cards[row["index"]].attributes) != dict(row["old"] or {}):
+            stale.append(f"{row['path']} card {row['index']} relabelled")
+    if stale:
+        _fail(
+            f"{len(stale)} cards changed since the sheets were made (first: {stale[0]}); nothing "
+            f"written; run: attribute_sheets.py sheets {source}"
+        )
     changed = dict.fromkeys(ATTRIBUTES, 0)
     cards_changed = unlabelled = 0
     by_photo: dict[str, dict[int, dict[str, object]]] = {}
@@ -196,4 +250,6 @@ def apply(source: str, fixes: Path) -> None:
 
 
 if __name__ == "__main__":
-    app()
+    from vision.cli import run_app
+
+    sys.exit(run_app(app, "attribute_sheets.py"))
