@@ -229,8 +229,9 @@ def evaluate_holdout(model: CardClassifier, data: dict) -> dict:
 
 
 def cv_folder(steps: int, seed: int) -> Path:
-    """Where the cross-validation models of the current recipe live (trained on demand)."""
-    return tc.cache_dir() / "cv" / f"{tc.RECIPE}-{steps}-{seed}"
+    """Where the cross-validation models of the current recipe and labels live (trained on
+    demand; a label added or corrected gives another folder: ``train_classifier.labels_digest``)."""
+    return tc.cache_dir() / "cv" / f"{tc.RECIPE}-{steps}-{seed}-{tc.labels_digest()[:8]}"
 
 
 def cv_model(left_out: str, steps: int, seed: int, threads: int, train: bool = True) -> Path:

@@ -787,12 +787,27 @@ def member_command(flags: tuple[str, ...], args: argparse.Namespace, threads: in
     return cmd
 
 
+def labels_digest() -> str:
+    """A digest of the labels training reads: the annotation files of :data:`ANNOTATIONS`
+    (the table photos' cards, which ``scripts/label.py`` edits) and the shared ``crops.csv``.
+    Cached models are named by it, so a label added or corrected trains a new model rather
+    than reusing one trained without it."""
+    digest = hashlib.sha256()
+    for file in sorted(ANNOTATIONS.glob("*.json")):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    root = shared_datasets()
+    if root is not None and (root / "crops.csv").is_file():
+        digest.update((root / "crops.csv").read_bytes())
+    return digest.hexdigest()
+
+
 def member_path(flags: tuple[str, ...], args: argparse.Namespace) -> Path:
     """Where a member is cached: ``$SETVISION_CACHE/members/``, named by its recipe flags,
     steps and seed and a digest of its whole command (threads aside: they change the floating
-    point order, not the recipe), so a cross-validation split's member is trained once."""
+    point order, not the recipe) and of the labels (:func:`labels_digest`), so a
+    cross-validation split's member is trained once, and again when the labels change."""
     cmd = member_command(flags, args, threads=0)
-    digest = hashlib.sha256(" ".join(cmd).encode()).hexdigest()[:10]
+    digest = hashlib.sha256((" ".join(cmd) + labels_digest()).encode()).hexdigest()[:10]
     tag = "".join(f.lstrip("-")[:7] for f in flags)
     return cache_dir() / "members" / f"{tag}-{args.steps}-{args.seed}-{digest}.onnx"
 

@@ -98,6 +98,21 @@ def test_member_commands_and_cache_names(recipe, monkeypatch, tmp_path) -> None:
     assert len({path, *others}) == 4
 
 
+def test_a_label_change_names_new_cached_models(recipe, monkeypatch, tmp_path) -> None:
+    # A member trained before a photo was labelled was reused after it: the model silently
+    # lacked the new labels (a new user's trial of the labelling workflow).
+    monkeypatch.setenv("SETVISION_CACHE", str(tmp_path))
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    (ann / "mine.json").write_text('{"photos": []}')
+    monkeypatch.setattr(recipe, "ANNOTATIONS", ann)
+    flags, args = recipe.ENSEMBLE[0], _args(recipe, [])
+    before = recipe.member_path(flags, args)
+    assert recipe.member_path(flags, args) == before
+    (ann / "mine.json").write_text('{"photos": [{"path": "tables/mine/a.jpg"}]}')
+    assert recipe.member_path(flags, args) != before
+
+
 def _linear_model(path: Path, weights: np.ndarray) -> None:
     """A stand-in classifier: logits (N, 12) = per-channel mean of crops (N, 3, H, W) @ W."""
     import onnx
