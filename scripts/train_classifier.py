@@ -973,6 +973,21 @@ def main(argv: list[str] | None = None) -> None:
         "flag above)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    # The default --out is the shipped model: only the shipped recipe may write it (a trial run
+    # of a few steps replaced it, and every card then read at 1%).
+    how = ("threads", "workers", "device", "out", "cache_only")  # not the recipe
+    changed = [
+        name for name, value in vars(args).items()
+        if name not in how and value != parser.get_default(name)
+    ]  # fmt: skip
+    shipped = Path(parser.get_default("out")).resolve()
+    if changed and not args.cache_only and Path(args.out).resolve() == shipped:
+        flags = " ".join("--" + name.replace("_", "-") for name in changed)
+        parser.exit(
+            2,
+            f"train_classifier.py: error: {flags} is not the shipped recipe, and the default "
+            f"--out is the shipped model ({shipped}); name another --out\n",
+        )
     global CONTEXT_SHARE, INK_CHROMA, LOW_RES_P, MIRROR, MOSAIC_P, RECIPE, TRAIN_BALANCE
     global ZOOM, ZOOM_P
     # Each experiment flag changes the recipe of one model (None: not given).

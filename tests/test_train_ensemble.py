@@ -45,8 +45,8 @@ def calls(recipe, monkeypatch, tmp_path):
         (["--zoom-p", "0"], ("single", "v7-zoom-mirror-zoomp0")),
     ],
 )
-def test_what_main_trains(recipe, calls, argv, expected) -> None:
-    recipe.main(argv)
+def test_what_main_trains(recipe, calls, argv, expected, tmp_path) -> None:
+    recipe.main([*argv, "--out", str(tmp_path / "model.onnx")])
     assert calls == [expected]
 
 
@@ -72,7 +72,7 @@ def _args(recipe, argv: list[str]):
     original = recipe.train_ensemble
     recipe.train_ensemble = lambda args, raw: seen.append(args)
     try:
-        recipe.main(argv)
+        recipe.main([*argv, "--out", "/nonexistent/model.onnx"])  # not the shipped model's
     finally:
         recipe.train_ensemble = original
     return seen[0]
@@ -186,3 +186,17 @@ def test_compare_entries_need_a_name_and_every_split(compare, tmp_path) -> None:
 def test_cards_wrong_counts_cards_not_attributes(compare, labels, wrong) -> None:
     logits = np.tile(np.array([3.0, 1.0, 0.0], np.float32), (len(labels), 4))  # reads 0, 0, 0, 0
     assert compare.cards_wrong(logits, np.array(labels)) == wrong
+
+
+def test_a_trial_run_does_not_write_over_the_shipped_model(recipe, calls, capsys) -> None:
+    # `train_classifier.py --single --steps 2 --no-render` replaced models/card_classifier.onnx
+    # (every card then read at 1%): only the shipped recipe may write the default --out.
+    for argv in (["--single", "--steps", "2"], ["--steps", "5"], ["--no-tables"]):
+        with pytest.raises(SystemExit) as stop:
+            recipe.main(argv)
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert "is not the shipped recipe" in err and "name another --out" in err
+    assert calls == []
+    recipe.main(["--threads", "1"])  # how it runs is not the recipe
+    assert calls == ["ensemble"]
