@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO))
 from vision.cards import ATTRIBUTES  # noqa: E402
 from vision.classify import crop_single_card, normalise_ink_chroma  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
+from vision.errors import SetVisionError  # noqa: E402
 from vision.warp import BALANCE_SETTINGS, BALANCE_VERSION, paper_mask, white_balance  # noqa: E402
 
 SOURCES = ("tomwhite", "kaggle-set-cards", "omega697")
@@ -195,7 +196,10 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
 
     root = shared_datasets()
     assert root is not None
-    photos = load_annotations(ANNOTATIONS, reviewed_only=True)
+    try:
+        photos = load_annotations(ANNOTATIONS, reviewed_only=True)
+    except ValueError as error:  # a hand-edited label ("blue"), said with its file and card
+        raise SystemExit(f"train_classifier.py: error: {error}") from None
     rows = [
         (photo, card)
         for photo in photos
@@ -216,7 +220,10 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
             cards = [c for p, c in rows if p is photo]
             if not cards:
                 continue
-            frame = load_image(root / photo.path)
+            try:
+                frame = load_image(root / photo.path)
+            except (OSError, ValueError, SetVisionError) as error:  # a photo gone since labelling
+                raise SystemExit(f"train_classifier.py: error: {error}") from None
             corners = np.array([c.corners for c in cards], np.float32)
             crops.append(warp_cards(frame, corners, balance_version=TRAIN_BALANCE))
             centre = corners.mean(axis=1, keepdims=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,3 +214,26 @@ def test_card_truth_validates() -> None:
         CardTruth(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="keys"):
         CardTruth(rect(0, 0, 1, 1), attributes={"size": 3})
+
+
+@pytest.mark.parametrize(
+    ("card", "said"),
+    [({"colour": "blue"}, "card 1: colour 'blue' is not one of red, green, purple"),
+     ({"count": 4}, "card 1: count 4 is not one of 1, 2, 3"),
+     ({"shape": "squiggles"}, "card 1: shape 'squiggles' is not one of oval, diamond, squiggle")],
+)  # fmt: skip
+def test_a_hand_edited_label_is_one_error_naming_its_card(
+    tmp_path: Path, card: dict, said: str
+) -> None:
+    # Training died in "ValueError: 'blue' is not in list", naming no file, photo or card;
+    # `label.py status` reported the file as fine.
+    from vision.evaluation import load_annotation_file
+
+    quad = [[0, 0], [50, 0], [50, 80], [0, 80]]
+    cards = [{"corners": quad, "count": 1}, {"corners": quad, **card}]
+    photo = {"path": "tables/mine/a.jpg", "width": 100, "height": 100, "cards": cards}
+    file = tmp_path / "mine.json"
+    file.write_text(json.dumps({"source": "mine", "photos": [photo]}))
+    with pytest.raises(ValueError) as error:
+        load_annotation_file(file)
+    assert str(error.value) == f"{file}: tables/mine/a.jpg {said}"

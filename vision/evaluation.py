@@ -52,6 +52,14 @@ IGNORE_OVERLAP: Final = 0.5
 #: Optional per-card attributes an annotation may carry (vocabulary of ``vision.cards``).
 ATTRIBUTES: Final = ("count", "colour", "shape", "fill")
 
+#: The values each attribute may take, as text (count 1-3; the words of ``vision.cards``).
+_ATTRIBUTE_VALUES: Final = {
+    "count": ("1", "2", "3"),
+    "colour": ("red", "green", "purple"),
+    "shape": ("oval", "diamond", "squiggle"),
+    "fill": ("solid", "striped", "open"),
+}
+
 Quad = npt.NDArray[np.float64]
 
 
@@ -211,6 +219,10 @@ class CardTruth:
         unknown = set(self.attributes) - set(ATTRIBUTES)
         if unknown:
             raise ValueError(f"card attributes: expected keys from {ATTRIBUTES}, got {unknown}")
+        for key, value in self.attributes.items():
+            allowed = _ATTRIBUTE_VALUES[key]
+            if str(value) not in allowed:
+                raise ValueError(f"{key} {value!r} is not one of {', '.join(allowed)}")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -292,7 +304,28 @@ def load_annotation_file(path: str | Path) -> list[PhotoTruth]:
     if not isinstance(data, dict) or not isinstance(data.get("photos"), list):
         raise ValueError(f"{path}: expected an object with a 'photos' list")
     source = str(data.get("source", path.stem))
-    return [PhotoTruth.from_json(p, source) for p in data["photos"]]
+    photos = []
+    for n, entry in enumerate(data["photos"]):
+        try:
+            photos.append(PhotoTruth.from_json(entry, source))
+        except (KeyError, TypeError, ValueError) as exc:  # say where: a hand-edited file
+            name = entry.get("path", f"photo #{n}") if isinstance(entry, dict) else f"photo #{n}"
+            cards = entry.get("cards", []) if isinstance(entry, dict) else []
+            where = next(
+                (f" card {i}" for i, c in enumerate(cards) if not _card_ok(c)), ""
+            )  # fmt: skip
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"{path}: {name}{where}: {what}") from exc
+    return photos
+
+
+def _card_ok(data: Any) -> bool:
+    """Whether one card's JSON makes a :class:`CardTruth`."""
+    try:
+        CardTruth.from_json(data)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
 
 
 def dump_annotation_file(path: str | Path, photos: Iterable[PhotoTruth], source: str) -> None:
