@@ -224,6 +224,12 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
                 frame = load_image(root / photo.path)
             except (OSError, ValueError, SetVisionError) as error:  # a photo gone since labelling
                 raise SystemExit(f"train_classifier.py: error: {error}") from None
+            if frame.shape[:2] != (photo.height, photo.width):  # another photo, or edited
+                raise SystemExit(
+                    f"train_classifier.py: error: {photo.path} is annotated as {photo.width}x"
+                    f"{photo.height} px, but the photo is {frame.shape[1]}x{frame.shape[0]} "
+                    f"(replaced since it was labelled?); label it again: {ANNOTATIONS}"
+                )
             corners = np.array([c.corners for c in cards], np.float32)
             crops.append(warp_cards(frame, corners, balance_version=TRAIN_BALANCE))
             centre = corners.mean(axis=1, keepdims=True)

@@ -216,6 +216,8 @@ class CardTruth:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "corners", _as_quad(self.corners))
+        if abs(cv2.contourArea(self.corners.astype(np.float32))) < 1.0:
+            raise ValueError(f"corners: a quad of no area, {self.corners.tolist()}")
         unknown = set(self.attributes) - set(ATTRIBUTES)
         if unknown:
             raise ValueError(f"card attributes: expected keys from {ATTRIBUTES}, got {unknown}")
