@@ -522,7 +522,9 @@ class Store:
     def put(self, photo: PhotoTruth) -> None:
         """Store one photo's entry: re-read the file under a lock, replace the entry, write."""
         src = source_of(photo.path)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self.folder.is_dir():  # said, so a mistyped --annotations does not go unnoticed
+            self.folder.mkdir(parents=True, exist_ok=True)
+            typer.echo(f"label.py: created the folder {self.folder} for the annotations", err=True)
         file = self.folder / f"{src}.json"
         tag = hashlib.sha1(str(self.folder.resolve()).encode()).hexdigest()[:12]
         with open(Path(tempfile.gettempdir()) / f"setvision-label-{tag}-{src}.lock", "w") as lock:

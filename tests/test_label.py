@@ -169,11 +169,15 @@ def test_edits_clear_the_reviewed_flag(photo_dir: Path, tmp_path: Path) -> None:
 def test_seed_simple_then_copy_from_and_status(photo_dir: Path, tmp_path: Path) -> None:
     result = invoke(photo_dir, tmp_path, "seed", "two.png", "--method", "simple")
     assert "2 cards" in result.output
+    assert f"created the folder {tmp_path / 'ann'} for the annotations" in result.output
     entry = stored(tmp_path)
     for truth in (CARD, SECOND):
         assert min(corner_error(c.corners, truth) for c in entry.cards) < 2.0
 
-    invoke(photo_dir, tmp_path, "copy-from", "two_again", "two.png")
+    assert (
+        "created the folder"
+        not in invoke(photo_dir, tmp_path, "copy-from", "two_again", "two.png").output
+    )
     again = stored(tmp_path, "two_again.png")
     for truth in (CARD + 3, SECOND + 3):
         assert min(corner_error(c.corners, truth) for c in again.cards) < 2.0
