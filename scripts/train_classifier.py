@@ -1058,4 +1058,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
+        print("train_classifier.py: interrupted", file=sys.stderr)
+        sys.exit(130)
