@@ -167,6 +167,26 @@ def test_json_of_a_name_that_is_not_utf8_is_valid_unicode(tmp_path: Path) -> Non
     line["image"].encode("utf-8")  # no lone surrogate left
 
 
+def test_recursive_reads_linked_folders_once_and_never_above(tmp_path: Path) -> None:
+    # A subfolder that is a link to a folder of photos was skipped by --recursive without a
+    # word, after the error without it had advised --recursive.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    photo(elsewhere / "a.jpg")
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "linked").symlink_to(elsewhere)
+    (top / "linked_again").symlink_to(elsewhere)  # the same folder twice: read once
+    (elsewhere / "loop").symlink_to(elsewhere)  # a loop
+    (elsewhere / "up").symlink_to(tmp_path)  # out of the tree, above it
+    flat = run(str(top), "--no-image")
+    assert flat.exit_code == 2 and "use --recursive" in flat.stderr
+    deep = run(str(top), "-r", "--no-image", "--json")
+    assert deep.exit_code == 0, deep.output
+    images = [json.loads(line)["image"] for line in deep.stdout.splitlines()]
+    assert images == [str(top / "linked" / "a.jpg")]
+
+
 def test_summary_counts_photos_read_without_a_copy_as_processed(tmp_path: Path) -> None:
     # Photos read and reported whose copy could not be written were summed up as "0 of 2
     # photos processed, 2 failed" (a read-only dataset folder): they were processed.

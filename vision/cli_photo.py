@@ -240,20 +240,19 @@ def _photos_in_subfolders(path: Path) -> str:
     said to the user ("3", "1000 or more"); "" for none, or for a file. Hidden folders and
     files, and setvision's own copies, are left out, as ``--recursive`` would leave them."""
     from vision.batch import is_annotated_copy
-    from vision.io import IMAGE_EXTENSIONS
+    from vision.io import IMAGE_EXTENSIONS, walk_folders
 
     if not path.is_dir():
         return ""
     count = 0
-    for root, dirs, files in os.walk(path):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        if Path(root) == path:
+    for root, files in walk_folders(path):  # linked folders too, as --recursive reads them
+        if root == path:
             continue
         for name in files:
             lower = name.lower()
             if name.startswith(".") or Path(lower).suffix not in IMAGE_EXTENSIONS:
                 continue
-            if is_annotated_copy(Path(root) / name):
+            if is_annotated_copy(root / name):
                 continue
             count += 1
             if count >= SUBFOLDER_COUNT_LIMIT:

@@ -311,7 +311,7 @@ def list_images(
         raise FileNotFoundError(f"folder not found: {root}")
     if not root.is_dir():
         raise SetVisionError(f"{root} is not a folder; pass a folder of photos")
-    found = root.rglob("*") if recursive else root.iterdir()
+    found = _walk(root) if recursive else root.iterdir()
     return sorted(
         p
         for p in found
@@ -319,6 +319,30 @@ def list_images(
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
         and (p.is_file() or (p.is_symlink() and not p.exists()))
     )
+
+
+def walk_folders(root: Path) -> Iterator[tuple[Path, list[str]]]:
+    """Each folder under ``root`` (``root`` first) with its file names, following links to
+    folders (a folder of photos linked in is read like any other), each real folder once, and
+    none that holds ``root`` (a link back up the tree is neither a loop nor a way out of it);
+    hidden folders are not entered."""
+    seen: set[str] = set()
+    top = os.path.realpath(root)
+    for here, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(here)
+        if real in seen or top.startswith(real.rstrip(os.sep) + os.sep):
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        yield Path(here), files
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Every file and link under ``root`` (see :func:`walk_folders`)."""
+    for here, files in walk_folders(root):
+        for name in files:
+            yield here / name
 
 
 _TIFF_MAGIC: Final = (b"II*\x00", b"MM\x00*")
