@@ -996,19 +996,22 @@ def test_progress_bar_only_when_the_readings_do_not_go_to_the_terminal(
 
 def test_force_never_overwrites_a_user_photo_bearing_the_copy_name(tmp_path: Path) -> None:
     """``a.sets.jpg`` that setvision did not write (no copy mark) is the user's photo: kept
-    even with --force, with a message that does not suggest --force; an earlier copy is still
-    replaced, and a file named by --out is replaced as asked."""
+    even with --force, the copy taking the next free name (``a.jpg.sets.jpg``, as when both
+    photos are read: it was refused alone and renamed in a folder run); an earlier copy is
+    still replaced, and a file named by --out is replaced as asked."""
     from vision.batch import is_annotated_copy
 
     src = photo(tmp_path / "a.jpg")
     mine = photo(tmp_path / "a.sets.jpg", NO_SET)
     before = mine.read_bytes()
-    for flags in ((), ("--force",)):
-        result = run(str(src), *flags)
-        assert result.exit_code == 2
-        assert "is not an annotated copy made by setvision" in result.stderr
-        assert "--force to overwrite" not in result.stderr
-        assert mine.read_bytes() == before
+    result = run(str(src), "--force")
+    assert result.exit_code == 0 and mine.read_bytes() == before
+    assert f"annotated copy: {tmp_path / 'a.jpg.sets.jpg'}" in result.stdout
+    assert is_annotated_copy(tmp_path / "a.jpg.sets.jpg")
+    again = run(str(src))  # that copy is then replaced only with --force, as any copy
+    assert again.exit_code == 2 and "a.jpg.sets.jpg exists; use --force" in again.stderr
+    assert mine.read_bytes() == before
+    (tmp_path / "a.jpg.sets.jpg").unlink()
     mine.unlink()
     assert run(str(src)).exit_code == 0 and is_annotated_copy(mine)
     assert run(str(src), "--force").exit_code == 0 and is_annotated_copy(mine)

@@ -291,12 +291,13 @@ def plan_jobs(
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many, folder) if draw else None
-        # A name taken by an earlier copy, or by a photo of this run (a.jpg beside the user's
-        # own a.sets.jpg), when setvision chose it: the next free name (a.jpg.sets.jpg).
+        # A name taken by an earlier copy, or, when setvision chose it, by a photo of the user's
+        # (a.jpg beside their own a.sets.jpg, read in this run or not): the next free name
+        # (a.jpg.sets.jpg). The user's photo is never written over, not even with --force.
         if target is not None and (
-            _real(target) in seen or (target != out and _real(target) in inputs)
+            _real(target) in seen or (target != out and _users_photo(target, inputs))
         ):
-            target = _unused_name(target, photo, seen | inputs)
+            target = _unused_name(target, photo, seen | inputs, lambda c: _users_photo(c, inputs))
         if target is not None:
             seen.add(_real(target))
         advice = "use --out or --no-image" if out is None else "choose another --out"
@@ -407,18 +408,31 @@ def _link_refusal(target: Path) -> str | None:
     return None
 
 
-def _unused_name(target: Path, photo: Path, seen: set[Path]) -> Path:
-    """Another name for ``target``, already taken by an earlier photo (``a.jpg`` and ``a.png``).
+def _unused_name(
+    target: Path, photo: Path, seen: set[Path], taken: Callable[[Path], bool] = lambda c: False
+) -> Path:
+    """Another name for ``target``, already taken by an earlier photo (``a.jpg`` and ``a.png``)
+    or by a file of the user's (``taken``).
 
     The full name comes first (``a.png.sets.jpg``), then a number (``a.png.2.sets.jpg``, for
     photos of the same name from several folders into one ``--out`` folder).
     """
     candidate = target.with_name(photo.name + OUTPUT_SUFFIX)
     k = 2
-    while _real(candidate) in seen:
+    while _real(candidate) in seen or taken(candidate):
         candidate = target.with_name(f"{photo.name}.{k}{OUTPUT_SUFFIX}")
         k += 1
     return candidate
+
+
+def _users_photo(path: Path, inputs: set[Path]) -> bool:
+    """Whether ``path`` is a photo of this run or a file setvision did not write (a photo of
+    the user's bearing a copy's name); False where the file system will not say (a name too
+    long: the refusal then says why)."""
+    try:
+        return _real(path) in inputs or (path.is_file() and not is_annotated_copy(path))
+    except OSError:
+        return False
 
 
 _WORKER: dict[str, Any] = {}
