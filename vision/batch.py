@@ -334,14 +334,7 @@ def _refusal(
     refusal = _link_refusal(target)
     if refusal is not None:
         return refusal
-    if target != out and target.is_file() and not is_annotated_copy(target):
-        # A name setvision chose, not one the user gave with --out. --force replaces an
-        # earlier annotated copy; a photo of the user's that happens to bear the copy's name is
-        # never lost to it (nor is --force suggested for it).
-        return (
-            f"{target} exists and is not an annotated copy made by setvision: it is not "
-            "overwritten, even with --force; use --out or --no-image"
-        )
+    # (A name setvision chose that a photo of the user's bears was changed before: plan_jobs.)
     if target.exists() and not target.is_symlink() and not target.is_file():
         # a folder, a FIFO, a device: never written to, not even with --force
         return f"{target} exists and is not a file; use --out or --no-image"
