@@ -23,6 +23,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.cards import ATTRIBUTES as CARD_ATTRIBUTES
+
 __all__ = [
     "ATTRIBUTES",
     "IGNORE_OVERLAP",
@@ -52,12 +54,9 @@ IGNORE_OVERLAP: Final = 0.5
 #: Optional per-card attributes an annotation may carry (vocabulary of ``vision.cards``).
 ATTRIBUTES: Final = ("count", "colour", "shape", "fill")
 
-#: The values each attribute may take, as text (count 1-3; the words of ``vision.cards``).
+#: The values each attribute may take, as text ("1".."3"; the words of ``vision.cards``).
 _ATTRIBUTE_VALUES: Final = {
-    "count": ("1", "2", "3"),
-    "colour": ("red", "green", "purple"),
-    "shape": ("oval", "diamond", "squiggle"),
-    "fill": ("solid", "striped", "open"),
+    name: tuple(str(v.value) for v in kind) for name, kind in CARD_ATTRIBUTES
 }
 
 Quad = npt.NDArray[np.float64]

@@ -48,6 +48,7 @@ __all__ = [
     "image_size",
     "list_images",
     "load_image",
+    "walk_folders",
 ]
 
 #: File name extensions (lower case) that :func:`list_images` picks up; all decodable by OpenCV.
