@@ -156,7 +156,15 @@ def test_an_os_error_names_its_file_in_plain_words(capsys: pytest.CaptureFixture
     def ours() -> None:
         raise FileNotFoundError("a/b.jpg: no such file or folder")  # the project's own words
 
-    for func, line in ((denied, "a/b.jpg: permission denied"), (ours, "a/b.jpg: no such file")):
+    @user_errors
+    def full() -> None:  # `> /dev/full` said "[Errno 28] No space left on device"
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    for func, line in (
+        (denied, "a/b.jpg: permission denied"),
+        (ours, "a/b.jpg: no such file"),
+        (full, "could not write the output: no space left on device"),
+    ):
         with pytest.raises(typer.Exit) as exit_:
             func()
         assert exit_.value.exit_code == 2

@@ -7,6 +7,7 @@ become one line on stderr and exit code 2; anything else is a bug and keeps its 
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import shlex
@@ -65,9 +66,12 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
 def _message(exc: Exception) -> str:
     """The one-line message for ``exc``: an OSError raised by Python itself (``[Errno 13]
     Permission denied: 'a/b.jpg'``) is given as ``a/b.jpg: permission denied``."""
-    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+    if isinstance(exc, OSError) and exc.strerror:
         reason = exc.strerror[:1].lower() + exc.strerror[1:]
-        return f"{exc.filename}: {reason}"
+        if exc.filename is not None:
+            return f"{exc.filename}: {reason}"
+        if exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+            return f"could not write the output: {reason}"  # stdout to a full disk
     return str(exc)
 
 
