@@ -47,10 +47,17 @@ def test_a_photo_named_like_an_option_gets_a_hint(
     assert "put -- before it: setvision photo -- -dash.jpg)" in err and err.count("\n") == 1
     assert run(["photo", "-zz.jpg"]) == 2  # no such file: the usual hint
     assert "(see 'setvision photo --help')" in capsys.readouterr().err
-    assert run(["sets", "-1 red solid oval"]) == 2  # a card text: no option has a space
-    assert "('-1 red solid oval' is not an option: put -- before it: setvision sets -- '-1" in (
-        capsys.readouterr().err
+    # A card text: no card starts with "-", so what is wrong with it, not "put -- before it"
+    # (which led to the same error).
+    assert run(["sets", "-1 red solid oval"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "setvision: error: cannot read '-1 red solid oval': a count has no sign; expected a count"
+        " (1-3), a colour (red/green/purple), a fill (solid/striped/open) and a shape"
+        ' (oval/diamond/squiggle), e.g. "2 red striped diamonds"\n'
     )
+    assert run(["sets", "--", "-1 red solid oval"]) == 2
+    assert capsys.readouterr().err == err
 
 
 def test_commands_run_through_the_entry(capsys: pytest.CaptureFixture[str]) -> None:

@@ -243,7 +243,13 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
         dashed = _dashed_argument(args) if isinstance(exc, exceptions.NoSuchOption) else None
         if dashed is not None and exc.ctx is not None:  # a photo "-x.jpg", a card "-1 red ..."
-            what, shown = dashed
+            what, shown, text = dashed
+            if exc.ctx.info_name == "sets":  # no card starts with "-": say what is wrong with it
+                try:
+                    parse_card(text)
+                except ValueError as card_error:
+                    typer.echo(f"{prog}: error: {card_error}", err=True)
+                    return exc.exit_code
             where = f" ({shown} is {what}: put -- before it: {exc.ctx.command_path} -- {shown})"
         typer.echo(f"{prog}: error: {message}{where}", err=True)
         return exc.exit_code
@@ -256,20 +262,20 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     return code if isinstance(code, int) else 0
 
 
-def _dashed_argument(args: list[str]) -> tuple[str, str] | None:
+def _dashed_argument(args: list[str]) -> tuple[str, str, str] | None:
     """The first argument that starts with "-" but is no option, which click takes for one:
-    ("a file", name) for an existing file or folder, ("not an option", quoted text) for text
-    with a space in it ("-1 red solid oval"); None if there is none before a "--"."""
+    ("a file", name, name) for an existing file or folder, ("not an option", quoted text, text)
+    for text with a space in it ("-1 red solid oval"); None if there is none before a "--"."""
     for arg in args:
         if arg == "--":
             return None
         if not arg.startswith("-") or len(arg) < 2:
             continue
         if " " in arg:
-            return "not an option", shlex.quote(arg)
+            return "not an option", shlex.quote(arg), arg
         try:
             if Path(arg).exists():
-                return "a file", arg
+                return "a file", arg, arg
         except (OSError, ValueError):  # a name too long, or with a NUL
             continue
     return None
