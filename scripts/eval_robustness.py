@@ -15,7 +15,9 @@ Alterations (:data:`ALTERATIONS`):
   a dim room), ``warm`` (blue x 0.75, green x 0.95, red x 1.1: tungsten light), ``magenta``
   and ``green`` (strong casts, :data:`MAGENTA_GAINS`, :data:`GREEN_GAINS`, clipped),
   ``gamma05`` (shadows lifted, gamma 0.5), ``dark20`` (every channel x 0.2: underexposed) and
-  ``bright140`` (every channel x 1.4, clipped: overexposed, the paper and light inks burnt out);
+  ``bright140`` (every channel x 1.4, clipped: overexposed, the paper and light inks burnt out)
+  and ``washed50`` (every pixel blended 50 % with white, :data:`WASH`: flat light or haze; the
+  table pales with the cards);
 * camera: ``blur`` (defocus: a Gaussian blur of sigma 0.1 % of the photo's long side, 4 px on a
   12 MP photo), ``small`` (resized so the long side is :data:`SMALL_SIDE` px: a far or
   low-resolution camera; smaller photos are left as they are), ``noise`` (Gaussian sensor noise
@@ -93,6 +95,16 @@ def gamma(image: np.ndarray, g: float = 0.5) -> np.ndarray:
     """(H, W, 3) uint8 BGR photo through ``255 (x / 255) ** g`` (0.5: shadows lifted)."""
     lut = np.clip(255.0 * (np.arange(256) / 255.0) ** g, 0, 255).astype(np.uint8)
     return cv2.LUT(image, lut)
+
+
+#: Share of white blended into every pixel by ``washed50`` (a photo washed out by flat light or
+#: haze: paper, ink and table all pale towards white together).
+WASH = 0.5
+
+
+def washed(image: np.ndarray, share: float = WASH) -> np.ndarray:
+    """(H, W, 3) uint8 BGR photo blended with white: ``(1 - share) x + share 255``, rounded."""
+    return np.round(image.astype(np.float32) * (1.0 - share) + 255.0 * share).astype(np.uint8)
 
 
 def _png(image: np.ndarray) -> bytes:
@@ -174,6 +186,7 @@ ALTERATIONS: dict[str, Callable[[np.ndarray], tuple[bytes, np.ndarray]]] = {
     "gamma05": lambda im: _same(_png(gamma(im, 0.5))),
     "dark20": lambda im: _same(_png(gains(im, (0.2, 0.2, 0.2)))),
     "bright140": lambda im: _same(_png(gains(im, (1.4, 1.4, 1.4)))),
+    "washed50": lambda im: _same(_png(washed(im))),
     "rot90": lambda im: _turned(im, "rot90"),
     "rot180": lambda im: _turned(im, "rot180"),
     "rot270": lambda im: _turned(im, "rot270"),

@@ -1,5 +1,6 @@
 """The scene plausibility step of the detector (vision.detect.plausible): colourless print and
-small white patches beside SET cards are dropped; lone cards, greyscale photos and tilted
+small white patches and grainy surfaces (carpet washed out towards white) beside SET cards are
+dropped; lone cards, greyscale photos and tilted
 tables keep all their cards."""
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ import pytest
 import vision.detect.find as find_module
 from tests.test_detect import CARD_H, CARD_W, match, paste, rect_quad, render_card, scene, tilt
 from vision.detect import find_cards
-from vision.detect.plausible import MIN_SIZE, colourless, plausible, size_ratios
+from vision.detect.plausible import (
+    MIN_SIZE,
+    TEXTURE_MIN,
+    colourless,
+    paper_texture,
+    plausible,
+    size_ratios,
+    textured,
+)
 
 COLOURS = [(40, 40, 220), (60, 160, 40), (140, 40, 120)]  # BGR red, green, purple
 
@@ -114,3 +123,75 @@ def test_small_patch_beside_a_lone_card_dropped():
     quads = np.array([rect_quad(640, 360, 300, 0), rect_quad(300, 360, 60, 0)], np.float64)
     assert size_ratios(quads)[1] < MIN_SIZE
     assert size_ratios(quads)[0] > 1 / MIN_SIZE
+
+
+def _carpet(h: int, w: int, seed: int = 0) -> np.ndarray:
+    """A bright, pale, grainy surface (a carpet in a photo washed out towards white): fibres
+    about a pixel wide, +-25 grey levels about 215."""
+    rng = np.random.default_rng(seed)
+    grain = cv2.GaussianBlur(rng.normal(0, 40, (h, w)).astype(np.float32), (0, 0), 0.7)
+    return np.clip(215 + grain, 0, 255).astype(np.uint8)[..., None].repeat(3, axis=2)
+
+
+def _cards_and_patch(patch: np.ndarray | None, noise: float = 0.0):
+    """A working image (600 x 900) of four cards on a mid-grey table and, at the fifth place,
+    ``patch`` (card-sized; None: a fifth card); ``noise``: sensor noise (s.d., grey levels)
+    over the whole image. Returns the image and the five quads."""
+    frame = np.full((600, 900, 3), 120, np.uint8)
+    quads = [rect_quad(120 + 165 * c, 300, 200, 0) for c in range(5)]
+    for i, q in enumerate(quads):
+        if i == 4 and patch is not None:
+            paste(frame, patch, np.full(patch.shape[:2], 255, np.uint8), q)
+        else:
+            card, mask = render_card(colour=COLOURS[i % 3], count=1 + i % 3, solid=i % 2 == 0)
+            paste(frame, card, mask, q)
+    if noise:
+        rng = np.random.default_rng(1)
+        frame = np.clip(frame + rng.normal(0, noise, frame.shape), 0, 255).astype(np.uint8)
+    return frame, np.array(quads, np.float64)
+
+
+def test_grainy_patch_beside_cards_is_textured():
+    frame, quads = _cards_and_patch(_carpet(CARD_H, CARD_W))
+    grain = paper_texture(frame, quads)
+    assert (grain[:4] < 1.0).all() and grain[4] > TEXTURE_MIN, grain
+    assert textured(frame, quads).tolist() == [False, False, False, False, True]
+    assert plausible(frame, quads, np.zeros(5, bool)).tolist() == [True] * 4 + [False]
+
+
+def test_worn_card_with_grainy_paper_keeps_its_place():
+    # A worn or linen-finish card's paper can be as grainy as a carpet, but it has its symbols.
+    worn = _carpet(CARD_H, CARD_W)
+    cv2.ellipse(worn, (CARD_W // 2, CARD_H // 2), (70, 28), 0, 0, 360, COLOURS[1], 5)
+    frame, quads = _cards_and_patch(worn)
+    assert paper_texture(frame, quads)[4] > TEXTURE_MIN
+    assert not textured(frame, quads).any()
+
+
+def test_sensor_noise_over_every_card_is_no_texture():
+    # Noise as strong as the carpet's grain, over the whole photo: every card's paper is as
+    # grainy as the next, so none stands out.
+    frame, quads = _cards_and_patch(None, noise=12.0)
+    grain = paper_texture(frame, quads)
+    assert (grain > TEXTURE_MIN).all(), grain  # grainy, but all alike
+    assert not textured(frame, quads).any()
+
+
+def test_stripes_inside_the_symbols_are_not_grain():
+    card, _ = render_card(colour=COLOURS[2], count=3, solid=False)
+    stripes = np.zeros(card.shape[:2], np.uint8)
+    for fy in (0.25, 0.5, 0.75):
+        cv2.ellipse(stripes, (CARD_W // 2, int(fy * CARD_H)), (68, 26), 0, 0, 360, 255, -1)
+    lines = np.zeros_like(stripes)
+    lines[:, ::4] = 255  # 1 px stripes every 4 px, as fine as stripes get at working size
+    card[(stripes > 0) & (lines > 0)] = COLOURS[2]
+    frame, quads = _cards_and_patch(card)  # the striped card at the fifth place
+    assert paper_texture(frame, quads)[4] < 1.0
+    assert not textured(frame, quads).any()
+
+
+def test_texture_needs_a_scene():
+    # Two detections: nothing to judge the grain against.
+    frame, quads = _cards_and_patch(_carpet(CARD_H, CARD_W))
+    assert not textured(frame, quads[3:]).any()
+    assert not textured(frame, quads[4:]).any()

@@ -4,12 +4,16 @@ The candidate scores (:mod:`vision.detect.scoring`) judge each quad alone: brigh
 inside. Card-shaped things that are not SET cards pass them: a receipt or an envelope with grey
 print, the white label of a card box (coloured marks on white), a small white patch. What gives
 them away is the scene: SET cards of one table share a size (modulo perspective) and their ink is
-coloured (red, green, purple). Two rules, each judged against the scene's other detections, so a
+coloured (red, green, purple). Three rules, each judged against the scene's other detections, so a
 lone card, a greyscale photo or a table of washed-out cards keeps all its cards:
 
 1. Colourless ink (:func:`colourless`): no coloured ink at all (:func:`vision.colour.symbol_colours`
    finds none) while the other detections' ink is clearly coloured.
-2. Size (:func:`size_ratios`): far smaller than the scene's cards where it lies. The scene's card
+2. Blank and grainy (:func:`textured`): no ink at all, and what should be the card's paper is
+   grainy throughout, far more than the other detections' paper. A card's paper is smooth (or
+   it has its symbols: a worn card); a patch of carpet, cloth or wood grain is not, and in a
+   photo washed out towards white such a patch is bright and pale enough to pass for paper.
+3. Size (:func:`size_ratios`): far smaller than the scene's cards where it lies. The scene's card
    size is a plane fitted to the cube root of the detections' image areas over their image
    positions: for equal cards lying on one plane, seen through a pinhole camera, the image area
    at image point p is ``k (a.p + b)^3`` (the cube of the plane-to-image homography's denominator),
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 from typing import Final
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -37,7 +42,7 @@ from vision.colour import symbol_colours
 from vision.detect.geometry import quad_area
 from vision.warp import warp_cards
 
-__all__ = ["colourless", "keep_plausible", "plausible", "size_ratios"]
+__all__ = ["colourless", "keep_plausible", "paper_texture", "plausible", "size_ratios", "textured"]
 
 #: Ink chroma (CIELAB, :func:`vision.colour.symbol_colours`) under which a detection shows no
 #: coloured ink. Synthetic grey-printed paper and blank patches measure 0.0-0.03 (no ink pixel
@@ -65,6 +70,23 @@ MIN_SIZE_PARTIAL: Final = 0.33
 #: Fewest detections agreeing with a plane fit of the card size (else the median is used):
 #: each is judged by a fit on the others, which needs more than the plane's 3 parameters.
 MIN_FIT: Final = 5
+#: Scale (Gaussian sigma, working px) that splits the working image into the smooth layer
+#: (symbols, shading) and the grain (:func:`paper_texture`).
+TEXTURE_SIGMA: Final = 1.5
+#: Grain (median absolute difference from the smooth layer, grey levels) from which a blank
+#: detection's paper can count as textured (:func:`textured`), and the ratio to the lower
+#: quartile of the other detections' grain from which it does. Measured on the 122 photos with
+#: reviewed corners, as taken and under the alterations of ``scripts/eval_robustness.py`` (and
+#: washed 30 to 50 %, noise of 3 and 5 levels), quads without measurable ink: real cards (glare,
+#: washed out) grain 1.8 at most and ratio 2.6 at most (grain 3.7 under noise of 8 levels, ratio
+#: 1.3), but a far card's dotted faint outlines at JPEG quality 50 (omega697
+#: ``cards_13_wide_shot``) grain 2.8, ratio 5.5; blank patches of carpet beside the cards in
+#: washed-out photos grain 2.9 to 9.7, ratio 5.3 to 25. The bounds keep a margin above the card.
+TEXTURE_MIN: Final = 4.0
+TEXTURE_RATIO: Final = 7.5
+#: Smallest reference grain: rendered or very clean photos measure 0.01, where any texture would
+#: be a large ratio.
+TEXTURE_FLOOR: Final = 0.5
 #: Crop size (width, height) for the ink measurement, warped from the working image.
 CROP: Final = (64, 100)
 
@@ -99,35 +121,145 @@ def plausible(
 ) -> npt.NDArray[np.bool_]:
     """(N,) bool: each detection is plausibly a SET card of this scene.
 
-    Colourless detections are dropped first; the size is then judged against the rest.
+    Colourless and textured detections are dropped first; the size is then judged against the
+    rest.
 
     Args:
         small: (h, w, 3) uint8 BGR working image.
         quads: (N, 4, 2) float64 detections in working px, corners in any order.
         partial: (N,) bool, the detection is cut by the frame edge.
     """
-    keep = ~colourless(small, quads)
+    chroma = ink_chroma(small, quads)
+    keep = ~colourless(small, quads, chroma) & ~textured(small, quads, chroma)
     bound = np.where(partial[keep], MIN_SIZE_PARTIAL, MIN_SIZE)
     idx = np.flatnonzero(keep)
     keep[idx] = size_ratios(quads[idx]) >= bound
     return keep
 
 
-def colourless(
+def ink_chroma(
     small: npt.NDArray[np.uint8], quads: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float32]:
+    """(N,) float32 CIELAB chroma of each detection's ink against its paper: the quad warped from
+    the working image to a :data:`CROP` crop, white-balanced on its own paper
+    (:func:`vision.warp.warp_cards`), measured by :func:`vision.colour.symbol_colours` (0 where
+    no pixel is ink).
+
+    Args:
+        small: (h, w, 3) uint8 BGR working image.
+        quads: (N, 4, 2) float64 detections in working px, corners in any order.
+    """
+    if len(quads) == 0:
+        return np.zeros(0, np.float32)
+    return symbol_colours(warp_cards(small, _short_first(quads), size=CROP)).chroma
+
+
+def colourless(
+    small: npt.NDArray[np.uint8],
+    quads: npt.NDArray[np.float64],
+    chroma: npt.NDArray[np.float32] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """(N,) bool: the detection's ink has no colour (chroma under :data:`GREY_CHROMA`) while
     the median ink chroma of the other detections is at least :data:`COLOURED_SCENE`.
 
-    Each quad is warped from the working image to a :data:`CROP` crop, white-balanced on its own
-    paper (:func:`vision.warp.warp_cards`), and its ink measured against that paper
-    (:func:`vision.colour.symbol_colours`).
+    Args:
+        small: (h, w, 3) uint8 BGR working image.
+        quads: (N, 4, 2) float64 detections in working px, corners in any order.
+        chroma: their :func:`ink_chroma`, if measured already.
     """
     n = len(quads)
     if n < 2:
         return np.zeros(n, dtype=bool)
-    chroma = symbol_colours(warp_cards(small, _short_first(quads), size=CROP)).chroma
+    if chroma is None:
+        chroma = ink_chroma(small, quads)
     return (chroma < GREY_CHROMA) & (_median_of_others(chroma) >= COLOURED_SCENE)
+
+
+def textured(
+    small: npt.NDArray[np.uint8],
+    quads: npt.NDArray[np.float64],
+    chroma: npt.NDArray[np.float32] | None = None,
+) -> npt.NDArray[np.bool_]:
+    """(N,) bool: the detection is a blank, grainy patch: no ink at all (:func:`ink_chroma`
+    under :data:`GREY_CHROMA`), and its "paper" grainy (:func:`paper_texture` at least
+    :data:`TEXTURE_MIN`) and :data:`TEXTURE_RATIO` times the lower quartile of the other
+    detections' (at least :data:`TEXTURE_FLOOR`). False for N < 3 (no scene to judge by) and
+    where the paper cannot be measured.
+
+    Both are needed: a worn card's paper can be as grainy as a carpet's (nakkstar123, grain 4.2,
+    8.4 times its table's), but it has its symbols; a card washed out by glare can show no ink,
+    but its paper is smooth. The carpet patches measure chroma 0 (no pixel of ink).
+
+    Args:
+        small: (h, w, 3) uint8 BGR working image.
+        quads: (N, 4, 2) float64 detections in working px, corners in any order.
+        chroma: their :func:`ink_chroma`, if measured already.
+    """
+    n = len(quads)
+    out = np.zeros(n, dtype=bool)
+    if n < 3:
+        return out
+    if chroma is None:
+        chroma = ink_chroma(small, quads)
+    if not (chroma < GREY_CHROMA).any():  # the common case: every detection has its ink
+        return out
+    grain = paper_texture(small, quads)
+    for i in np.flatnonzero((grain >= TEXTURE_MIN) & (chroma < GREY_CHROMA)):
+        others = np.delete(grain, i)
+        others = others[np.isfinite(others)]
+        if len(others) >= 2:
+            ref = max(float(np.percentile(others, 25)), TEXTURE_FLOOR)
+            out[i] = grain[i] >= TEXTURE_RATIO * ref
+    return out
+
+
+def paper_texture(
+    small: npt.NDArray[np.uint8], quads: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """(N,) float64 grain of each detection's paper, in grey levels: the median absolute
+    difference between the grey image and its smooth layer (Gaussian, :data:`TEXTURE_SIGMA`)
+    over the paper inside the quad (its middle 80 %, without the symbols: the parts darker than
+    the paper's 90th percentile by more than max(10, 6 %) in the smooth layer, filled and grown by
+    2 px, so stripes inside an outline do not count). NaN where under 20 paper pixels are left.
+
+    Sensor noise raises every detection's grain alike; a carpet, a cloth or wood grain raises only
+    that of a quad lying on it.
+
+    Args:
+        small: (h, w, 3) uint8 BGR working image.
+        quads: (N, 4, 2) float64 detections in working px, corners in any order.
+    """
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    h, w = grey.shape
+    out = np.full(len(quads), np.nan)
+    grow = np.ones((3, 3), np.uint8)
+    pad = int(np.ceil(3 * TEXTURE_SIGMA)) + 1  # the smooth layer of the box needs its margin
+    for i, quad in enumerate(np.asarray(quads, dtype=np.float64)):
+        centre = quad.mean(axis=0)
+        inner = np.round(centre + 0.8 * (quad - centre)).astype(np.int32)
+        x0, y0 = np.clip(inner.min(axis=0) - pad, 0, [w, h])
+        x1, y1 = np.clip(inner.max(axis=0) + pad + 1, 0, [w, h])
+        if x1 - x0 < 5 or y1 - y0 < 5:
+            continue
+        box = grey[y0:y1, x0:x1].astype(np.float32)
+        layer = cv2.GaussianBlur(box, (0, 0), TEXTURE_SIGMA)
+        mask = np.zeros(box.shape, np.uint8)
+        cv2.fillPoly(mask, [inner - np.array([x0, y0], np.int32)], 1)
+        inside = mask > 0
+        levels = layer[inside]
+        if len(levels) < 20:
+            continue
+        sample = levels[::3]  # every third pixel: the same level to 0.1
+        k = int(0.9 * (len(sample) - 1))
+        p90 = float(np.partition(sample, k)[k])
+        ink = ((layer < p90 - max(10.0, 0.06 * p90)) & inside).astype(np.uint8)
+        outlines, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cv2.drawContours(ink, outlines, -1, 1, thickness=-1)
+        paper = inside & (cv2.dilate(ink, grow, iterations=2) == 0)
+        grain = np.abs(box - layer)[paper]
+        if len(grain) >= 20:
+            out[i] = float(np.partition(grain, len(grain) // 2)[len(grain) // 2])
+    return out
 
 
 def _median_of_others(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
