@@ -112,6 +112,20 @@ def test_reading_order_and_grid() -> None:
     assert reading_order(np.zeros((0, 4, 2), np.float32)).tolist() == []
 
 
+def test_a_row_tilted_by_the_perspective_stays_one_row() -> None:
+    # Two rows of three 90 px tall cards, 130 px apart; the perspective drops the second row
+    # by 25 px a card from right to left (pclewis pcl-set1: its bottom row came out as rows 4
+    # and 5, a card in the wrong column): its ends lie 50 px apart across the rows, more than
+    # half a card, but no two neighbours do.
+    def quad(cx: float, cy: float) -> list[list[float]]:
+        return [[cx - 30, cy - 45], [cx + 30, cy - 45], [cx + 30, cy + 45], [cx - 30, cy + 45]]
+
+    top = [quad(100 + 100 * c, 100) for c in range(3)]
+    bottom = [quad(100 + 100 * c, 280 - 25 * c) for c in range(3)]
+    corners = np.array(top + bottom, np.float32)
+    assert grid_positions(corners).tolist() == [[1, 1], [1, 2], [1, 3], [2, 1], [2, 2], [2, 3]]
+
+
 def test_table_validates_shapes() -> None:
     with pytest.raises(ValueError, match="corners"):
         dataclasses.replace(Table.empty(10, 10), corners=np.zeros((1, 4, 2), np.float32))
@@ -168,6 +182,46 @@ def test_colourless_greyscale_and_one_tint(
     inks: list[tuple[int, int, int]], expected: bool
 ) -> None:
     assert colourless(_inked_crops(inks)) is expected
+
+
+@pytest.mark.parametrize(
+    ("paper", "expected"),
+    [
+        ((3.0, 15.0), True),  # the paper as photographed tinted along the inks' hue: a tint
+        ((0.5, 2.0), False),  # paper near neutral: a few faint cards of one colour, close up
+        ((12.0, -12.0), False),  # paper tinted, but another hue than the inks (a light)
+    ],
+)
+def test_one_faint_hue_is_a_tint_only_where_the_paper_is_tinted_too(
+    paper: tuple[float, float], expected: bool
+) -> None:
+    # Three faint inks of one hue (a new user's close-up of 4 faint purple cards was read as
+    # a tinted photo, every colour unknown): the paper as photographed decides.
+    crops = _inked_crops([(150, 170, 185)] * 2 + [(140, 160, 180)])
+    assert colourless(crops) is True  # without the paper: the one-hue rule alone
+    assert colourless(crops, np.array([paper] * 3, np.float32)) is expected
+    assert colourless(crops, lambda: np.array([paper] * 3, np.float32)) is expected
+    # Asked for only where the inks alone say "one tint": vivid inks of three hues never do.
+    vivid = _inked_crops([(60, 60, 200), (60, 160, 60), (150, 60, 120)])
+    assert colourless(vivid, lambda: pytest.fail("paper measured")) is False
+
+
+def test_paper_colour_is_measured_before_the_white_balance() -> None:
+    from vision.pipeline import paper_ab
+
+    frame = np.full((300, 400, 3), (60, 60, 60), np.uint8)
+    frame[50:250, 50:180] = (200, 225, 240)  # a card's paper under warm light (BGR)
+    frame[50:250, 220:350] = (235, 235, 235)  # neutral paper
+    corners = np.array(
+        [
+            [[50, 50], [179, 50], [179, 249], [50, 249]],
+            [[220, 50], [349, 50], [349, 249], [220, 249]],
+        ],
+        np.float32,
+    )
+    ab = paper_ab(frame, corners)
+    assert ab.shape == (2, 2) and ab.dtype == np.float32
+    assert ab[0, 1] > 10 and np.hypot(*ab[1]) < 1.5  # warm: b* (yellow) up; neutral: ~0
 
 
 @pytest.mark.parametrize(("red", "sharpened"), [(0.9, True), (0.7, False)])

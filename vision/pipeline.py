@@ -231,7 +231,8 @@ def reading_order(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
 
     The row direction is the table's grid direction (the cards' edge angle modulo 90 degrees), so
     a table photographed at a slant reads row by row; a card starts a new row when its centre
-    lies more than half a card's extent across the rows beyond the first card of the row.
+    lies more than half a card's extent across the rows beyond the card before it (in order
+    across the rows), so a row that the perspective tilts stays one row.
 
     Args:
         corners: (N, 4, 2) float32 pixel corners.
@@ -271,11 +272,11 @@ def _rows(corners: npt.NDArray[np.float32]) -> list[list[int]]:
     centre_along, centre_across = along.mean(axis=1), across.mean(axis=1)
     step = 0.5 * float(np.median(across.max(axis=1) - across.min(axis=1)))
     rows: list[list[int]] = []
-    top = -np.inf
+    last = -np.inf
     for i in np.argsort(centre_across, kind="stable"):
-        if centre_across[i] - top > step:
+        if centre_across[i] - last > step:  # a gap between rows, not a row's own slope
             rows.append([])
-            top = centre_across[i]
+        last = centre_across[i]
         rows[-1].append(int(i))
     return [sorted(row, key=lambda j: float(centre_along[j])) for row in rows]
 
@@ -305,12 +306,51 @@ COLOURLESS_CHROMA = 20
 #: spread of hue axes, angles modulo 180 degrees, instead of hues).
 TINT_CHROMA = 48
 ONE_HUE_DEGREES = 45.0
+#: A tinted photo tints the cards' paper too: the one-hue rule above needs the paper as
+#: photographed (before each crop's white balance; :func:`paper_ab`) at least this chroma
+#: (CIELAB, OpenCV 8-bit units) and its hue within :data:`TINT_HUE_AGREEMENT` of the inks'.
+#: Measured: tomwhite's all-purple table, pclewis test1 and a close-up of 4 faint purple cards
+#: as taken 3.2 to 5.0 (the close-up was taken for a tinted photo before: a new user's trial);
+#: sepia copies of gractang IMG_0544-46, which the one-hue rule finds, 13.9 to 16.9, hue 109
+#: degrees against inks at 72 to 94; the same copies of tomwhite and pclewis 24 to 27.
+PAPER_TINT_CHROMA = 8.0
+TINT_HUE_AGREEMENT = 60.0
 
 
-def colourless(crops: npt.NDArray[np.uint8]) -> bool:
+def paper_ab(
+    frame: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """(N, 2) float32 CIELAB (a*, b*) of each card's paper as photographed, no white balance:
+    the median of the brightest quarter of a 40 x 62 warp of the card (OpenCV 8-bit Lab, 0 for
+    neutral).
+
+    Args:
+        frame: (H, W, 3) uint8 BGR photo.
+        corners: (N, 4, 2) float32 card corners in ``frame`` pixels, TL, TR, BR, BL.
+    """
+    if len(corners) == 0:
+        return np.zeros((0, 2), np.float32)
+    raw = warp_cards(frame, corners, size=(40, 62), balance=False)
+    lab = cv2.cvtColor(raw.reshape(-1, 40, 3), cv2.COLOR_BGR2Lab).reshape(len(raw), -1, 3)
+    out = np.empty((len(raw), 2), np.float32)
+    for i, pixels in enumerate(lab.astype(np.float32)):
+        bright = pixels[pixels[:, 0] >= np.percentile(pixels[:, 0], 75)]
+        out[i] = np.median(bright[:, 1:], axis=0) - 128.0
+    return out
+
+
+def colourless(crops: npt.NDArray[np.uint8], paper: npt.NDArray[np.float32] | None = None) -> bool:
     """True if the (N, h, w, 3) uint8 BGR crops (white-balanced, as
     :func:`vision.warp.warp_cards` makes them) carry no usable colour: a greyscale photo, or a
-    monochrome one tinted by a single colour (see :data:`TINT_CHROMA`)."""
+    monochrome one tinted by a single colour (see :data:`TINT_CHROMA`).
+
+    Args:
+        crops: the cards' crops.
+        paper: (N, 2) their paper's (a*, b*) as photographed (:func:`paper_ab`), or a function
+            giving it (called only where the inks alone say "one tint"); when given, a photo is
+            taken for a tinted one only if its paper is tinted along the inks' hue
+            (:data:`PAPER_TINT_CHROMA`): a close-up of a few faint cards of one colour is not.
+    """
     if len(crops) == 0:
         return False
     sample = np.ascontiguousarray(crops[:, ::4, ::4])
@@ -326,7 +366,18 @@ def colourless(crops: npt.NDArray[np.uint8]) -> bool:
         return False
     mean = np.angle(np.exp(1j * hues).mean())
     spread = np.degrees(np.abs(np.angle(np.exp(1j * (hues - mean))))).max()
-    return bool(spread < ONE_HUE_DEGREES)
+    if spread >= ONE_HUE_DEGREES:
+        return False
+    if callable(paper):
+        paper = paper()
+    if paper is not None and len(paper):
+        a, b = np.median(np.asarray(paper, np.float64), axis=0)
+        if np.hypot(a, b) < PAPER_TINT_CHROMA:
+            return False  # the paper as photographed is near neutral: no tint over the photo
+        gap = np.degrees(np.abs(np.angle(np.exp(1j * (np.arctan2(b, a) - mean)))))
+        if gap > TINT_HUE_AGREEMENT:
+            return False  # a light's colour on the paper, another hue than the inks'
+    return True
 
 
 def _ink_hues(sample: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
@@ -402,7 +453,7 @@ def recognise(
 
     t = time.perf_counter()
     fused = model.copy()
-    greyscale = colourless(crops)
+    greyscale = colourless(crops, lambda: paper_ab(frame, corners))
     ink_evidence = None
     temperatures = getattr(classifier, "temperatures", None)
     if greyscale:
