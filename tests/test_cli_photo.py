@@ -1168,3 +1168,40 @@ def test_the_table_of_cards_has_no_trailing_spaces(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "uncertain" in result.stdout  # the note column is there
     assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]
+
+
+def _card_of(side: float, x: float = 0.0) -> dict:
+    """A reading's card whose quad is ``side`` px across (portrait, 1.5 times as tall)."""
+    return {"corners": [[x, 0.0], [x + side, 0.0], [x + side, 1.5 * side], [x, 1.5 * side]]}
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "sides", "words"),
+    [
+        (160, 90, [], "only 160 x 90 px: cards under about 18 x 28 px are not found"),
+        (1600, 900, [], None),  # no cards in a photo of a good size: nothing to add
+        (200, 112, [20, 21, 19], "only about 20 px across"),
+        (400, 225, [40, 41, 39], None),
+        (4000, 3000, [300, 310, 20], None),  # one far card is small: the median decides
+    ],
+)
+def test_a_photo_too_small_for_its_cards_is_said(
+    width: int, height: int, sides: list[float], words: str | None
+) -> None:
+    from vision.cli_photo import size_warning
+
+    cards = [_card_of(side, 50 * i) for i, side in enumerate(sides)]
+    warning = size_warning({"width": width, "height": height, "cards": cards})
+    assert (warning is None) if words is None else (words in warning)
+
+
+def test_warnings_go_into_the_json_line_too(tmp_path: Path) -> None:
+    table = photo(tmp_path / "table.jpg")
+    small = tmp_path / "small.png"
+    cv2.imwrite(str(small), np.full((84, 150, 3), 90, np.uint8))  # no card, and tiny
+    result = run("--json", "--no-image", str(table), str(small))
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["warnings"] == [] and len(lines[0]["cards"]) == 4
+    assert "is only 150 x 84 px" in lines[1]["warnings"][0] and not lines[1]["cards"]
+    assert "setvision: warning: " in result.stderr and "150 x 84 px" in result.stderr
