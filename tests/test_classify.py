@@ -25,6 +25,7 @@ from vision.classify import (
     CardProbabilities,
     Classifier,
     crop_single_card,
+    grey_view,
     normalise_ink_chroma,
     preprocess,
     to_cards,
@@ -490,3 +491,48 @@ def test_logits_are_what_predict_reads() -> None:
     assert model.logits(crops[:0]).shape == (0, 12)
     with pytest.raises(ValueError, match="uint8"):
         model.logits(crops.astype(np.float32))
+
+
+def test_grey_view_takes_the_colour_out() -> None:
+    crops = np.array([[[[10, 20, 33], [255, 255, 254]]]], np.uint8)  # (1, 1, 2, 3)
+    grey = grey_view(crops)
+    assert grey.shape == crops.shape and grey.dtype == np.uint8
+    assert grey[0, 0].tolist() == [[21, 21, 21], [254, 254, 254]]
+
+
+def test_an_unsure_shape_is_read_in_grey_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model's logits are faked per view: crop 0 is sure of its shape (left alone, never
+    # read in grey), crop 1 is unsure in colour (squiggle 0.45 vs oval 0.41: a striped oval in
+    # colour moire) and sure in grey (oval): its shape becomes the mean of the two views'
+    # log-probabilities; the other heads keep the colour view's logits.
+    model = CardClassifier()
+    crops = np.zeros((2, CROP_HEIGHT, CROP_WIDTH, 3), np.uint8)
+    crops[1] = 200  # tells the fake which crop it is reading
+    colour = np.zeros((2, 12), np.float32)
+    colour[0, 6:9] = (6.0, 0.0, 0.0)
+    colour[1, 6:9] = (np.log(0.41), np.log(0.14), np.log(0.45))
+    colour[:, 0] = 3.0  # the count head: whatever it is, it stays
+    grey = np.zeros((1, 12), np.float32)
+    grey[0, 6:9] = (np.log(0.9), np.log(0.05), np.log(0.05))
+    seen: list[int] = []
+
+    def run(batch: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+        seen.append(len(batch))
+        if len(seen) == 1:
+            return colour.copy()
+        assert len(batch) == 1 and (batch == 200).all()  # only the unsure crop, in grey
+        return grey.copy()
+
+    monkeypatch.setattr(model, "_run", run)
+    logits = model.logits(crops)
+    assert seen == [2, 1]
+    np.testing.assert_array_equal(logits[0], colour[0])
+    np.testing.assert_array_equal(logits[:, :6], colour[:, :6])
+    shape = CardProbabilities.from_logits(logits).shape
+    expected = np.sqrt(np.array([0.41 * 0.9, 0.14 * 0.05, 0.45 * 0.05]))
+    np.testing.assert_allclose(shape[1], expected / expected.sum(), rtol=1e-5)
+    assert shape[1].argmax() == 0  # oval
+    monkeypatch.setattr(model, "grey_shape", False)
+    seen.clear()
+    np.testing.assert_array_equal(model.logits(crops), colour)  # one view only
+    assert seen == [2]
