@@ -636,7 +636,8 @@ def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
 @pytest.mark.parametrize(
     ("name", "make", "message"),
     [
-        ("res.txt", False, ".txt is not an image type"),
+        ("res.txt", False, "setvision does not write .txt files"),
+        ("out.gif", False, "setvision does not write .gif files"),  # an image, not one it writes
         ("notes.txt", True, "is neither a folder nor an image file name"),
         (".jpg", False, "is only an image suffix"),  # was made into a hidden folder
         (".PNG", False, "is only an image suffix"),

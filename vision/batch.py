@@ -282,7 +282,7 @@ def plan_jobs(
         if not out.exists() and out.suffix[1:].isalpha():
             # "res.txt" is a mistyped file name far more often than a folder to be made.
             raise SetVisionError(
-                f"--out {out}: {out.suffix} is not an image type; name an image "
+                f"--out {out}: setvision does not write {out.suffix} files; name an image "
                 f"({', '.join(IMAGE_SUFFIXES)}) or a folder"
             )
     inputs = {_real(photo) for photo in photos}
