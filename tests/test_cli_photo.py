@@ -1206,3 +1206,39 @@ def test_warnings_go_into_the_json_line_too(tmp_path: Path) -> None:
     assert lines[0]["warnings"] == [] and len(lines[0]["cards"]) == 4
     assert "is only 150 x 84 px" in lines[1]["warnings"][0] and not lines[1]["cards"]
     assert "setvision: warning: " in result.stderr and "150 x 84 px" in result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png"])
+@pytest.mark.parametrize("source", ["a.bmp", "tablé 日本.webp", None])
+def test_an_annotated_copy_names_its_photo(tmp_path: Path, suffix: str, source: str | None) -> None:
+    from vision.batch import copy_source, is_annotated_copy, mark_jpeg, mark_png
+
+    ok, encoded = cv2.imencode(suffix, np.full((8, 8, 3), 200, np.uint8))
+    mark = mark_jpeg if suffix == ".jpg" else mark_png
+    data = mark(encoded.tobytes(), source)
+    assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape == (8, 8, 3)
+    path = tmp_path / f"copy{suffix}"
+    path.write_bytes(data)
+    assert is_annotated_copy(path)
+    assert copy_source(path) == source
+    assert copy_source(photo(tmp_path / "plain.jpg")) is None
+
+
+def test_a_later_run_does_not_take_another_photos_copy_for_its_own(tmp_path: Path) -> None:
+    # New-user trial: a.bmp read, then a.png in a later run: both copies are named a.sets.jpg,
+    # and the second run said "a.sets.jpg exists; use --force", offering to destroy the copy
+    # of the other photo. Copies now name their photo: the second takes the next free name.
+    first = tmp_path / "a.bmp"
+    frame = cv2.imread(str(photo(tmp_path / "tmp.jpg")))
+    cv2.imwrite(str(first), frame)
+    second = tmp_path / "a.png"
+    cv2.imwrite(str(second), frame)
+    assert run(str(first)).exit_code == 0
+    copy = tmp_path / "a.sets.jpg"
+    before = copy.read_bytes()
+    result = run(str(second))
+    assert result.exit_code == 0, result.output
+    assert f"annotated copy: {tmp_path / 'a.png.sets.jpg'}" in result.stdout
+    assert copy.read_bytes() == before
+    again = run(str(first))  # its own copy: refused without --force, as before
+    assert again.exit_code == 2 and "a.sets.jpg exists; use --force" in again.stderr

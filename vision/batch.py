@@ -24,6 +24,7 @@ __all__ = [
     "PhotoJob",
     "PhotoOutcome",
     "annotated_path",
+    "copy_source",
     "is_annotated_copy",
     "list_photos",
     "plan_jobs",
@@ -40,33 +41,77 @@ OUTPUT_SUFFIX: Final = ".sets.jpg"
 #: input photo and is never overwritten as if it were an earlier copy, not even with
 #: ``--force``.
 COPY_MARK: Final = b"setvision annotated copy"
+#: Followed, since copies name their photo, by ``of NAME`` (the photo's file name, UTF-8, at
+#: most :data:`_SOURCE_BYTES` bytes): a copy of another photo is never taken for this photo's
+#: earlier copy (``a.bmp``'s ``a.sets.jpg`` when ``a.gif`` is read in a later run).
+_OF: Final = b" of "
+_SOURCE_BYTES: Final = 180
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 
 
-def mark_jpeg(data: bytes) -> bytes:
-    """JPEG bytes with a comment segment holding :data:`COPY_MARK` inserted after the start of
-    image and its APP0 (JFIF) segment, where one is; other bytes are returned unchanged."""
+def _mark(source: str | None) -> bytes:
+    """:data:`COPY_MARK`, with `` of NAME`` when the photo's file name is given."""
+    if source is None:
+        return COPY_MARK
+    name = source.encode("utf-8", "surrogateescape")[:_SOURCE_BYTES]
+    return COPY_MARK + _OF + name.replace(b"\x00", b"?")
+
+
+def mark_jpeg(data: bytes, source: str | None = None) -> bytes:
+    """JPEG bytes with a comment segment holding :data:`COPY_MARK` (and ``of`` the photo's
+    file name ``source``) inserted after the start of image and its APP0 (JFIF) segment, where
+    one is; other bytes are returned unchanged."""
     if data[:2] != b"\xff\xd8":
         return data
     at = 2
     if data[2:4] == b"\xff\xe0" and len(data) >= 6:
         at = 4 + int.from_bytes(data[4:6], "big")
-    segment = b"\xff\xfe" + (len(COPY_MARK) + 2).to_bytes(2, "big") + COPY_MARK
+    mark = _mark(source)
+    segment = b"\xff\xfe" + (len(mark) + 2).to_bytes(2, "big") + mark
     return data[:at] + segment + data[at:]
 
 
-def mark_png(data: bytes) -> bytes:
-    """PNG bytes with a ``tEXt`` chunk (keyword ``Comment``) holding :data:`COPY_MARK` inserted
-    after the IHDR chunk (the PNG specification: tEXt may come anywhere between IHDR and
-    IEND); other bytes are returned unchanged."""
+def mark_png(data: bytes, source: str | None = None) -> bytes:
+    """PNG bytes with a ``tEXt`` chunk (keyword ``Comment``) holding :data:`COPY_MARK` (and
+    ``of`` the photo's file name ``source``) inserted after the IHDR chunk (the PNG
+    specification: tEXt may come anywhere between IHDR and IEND); other bytes are returned
+    unchanged."""
     import zlib
 
     if data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
         return data
     at = 8 + 12 + int.from_bytes(data[8:12], "big")  # length, type, data, CRC
-    body = b"tEXt" + b"Comment\x00" + COPY_MARK
+    body = b"tEXt" + b"Comment\x00" + _mark(source)
     chunk = (len(body) - 4).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
     return data[:at] + chunk + data[at:]
+
+
+def copy_source(path: str | Path) -> str | None:
+    """The file name of the photo an annotated copy was made from (as :func:`mark_jpeg` and
+    :func:`mark_png` write it), or None: not a copy, unreadable, or a copy written before copies
+    named their photo."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return None
+    start = head.find(COPY_MARK + _OF)
+    if start < 0:
+        return None
+    start += len(COPY_MARK + _OF)
+    if head[:2] == b"\xff\xd8":  # the comment segment's length says where the name ends
+        seg = head.rfind(b"\xff\xfe", 0, start)
+        end = seg + 2 + int.from_bytes(head[seg + 2 : seg + 4], "big") if seg >= 0 else -1
+    elif head[:8] == _PNG_SIGNATURE:  # the chunk's length, counted from after "tEXt"
+        chunk = head.rfind(b"tEXt", 0, start)
+        end = chunk + 4 + int.from_bytes(head[chunk - 4 : chunk], "big") if chunk >= 4 else -1
+    else:
+        return None
+    if end <= start or end > len(head):
+        return None
+    return head[start:end].decode("utf-8", "surrogateescape")
 
 
 def is_annotated_copy(path: str | Path) -> bool:
@@ -291,13 +336,15 @@ def plan_jobs(
     seen: set[Path] = set()
     for photo in photos:
         target = annotated_path(photo, out, many, folder) if draw else None
+
         # A name taken by an earlier copy, or, when setvision chose it, by a photo of the user's
         # (a.jpg beside their own a.sets.jpg, read in this run or not): the next free name
         # (a.jpg.sets.jpg). The user's photo is never written over, not even with --force.
-        if target is not None and (
-            _real(target) in seen or (target != out and _users_photo(target, inputs))
-        ):
-            target = _unused_name(target, photo, seen | inputs, lambda c: _users_photo(c, inputs))
+        def taken(candidate: Path, photo: Path = photo) -> bool:
+            return _users_photo(candidate, inputs) or _other_photos_copy(candidate, photo)
+
+        if target is not None and (_real(target) in seen or (target != out and taken(target))):
+            target = _unused_name(target, photo, seen | inputs, taken)
         if target is not None:
             seen.add(_real(target))
         advice = "use --out or --no-image" if out is None else "choose another --out"
@@ -428,6 +475,14 @@ def _users_photo(path: Path, inputs: set[Path]) -> bool:
         return False
 
 
+def _other_photos_copy(path: Path, photo: Path) -> bool:
+    """Whether ``path`` is an annotated copy that names another photo than ``photo`` (a
+    photo's name; copies written before copies named their photo say nothing, and count as
+    this photo's)."""
+    source = copy_source(path)
+    return source is not None and source != photo.name
+
+
 _WORKER: dict[str, Any] = {}
 
 
@@ -486,7 +541,9 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     extra: dict[str, Any] = {}
     if job.output is not None and done.annotated is not None:
         missing = _missing_folder(job.output)
-        problem = _write_image(job.output, done.annotated, exclusive=not job.overwrite)
+        problem = _write_image(
+            job.output, done.annotated, exclusive=not job.overwrite, source=job.photo.name
+        )
         if problem:
             return PhotoOutcome(job.photo, result, error=problem, annotated=kept)
         written = job.output
@@ -514,8 +571,11 @@ def _file_in_the_way(out: Path) -> Path | None:
     return None
 
 
-def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | None:
-    """Encode ``image`` (BGR uint8) for ``path``'s suffix and write it; a message on failure.
+def _write_image(
+    path: Path, image: Any, *, exclusive: bool = False, source: str | None = None
+) -> str | None:
+    """Encode ``image`` (BGR uint8) for ``path``'s suffix and write it, marked as the copy of
+    the photo named ``source`` (:func:`mark_jpeg`); a message on failure.
 
     ``exclusive``: create the file only if it does not exist yet (two runs writing the same
     name at once: the second is refused instead of overwriting the first)."""
@@ -527,7 +587,7 @@ def _write_image(path: Path, image: Any, *, exclusive: bool = False) -> str | No
         ok, encoded = cv2.imencode(path.suffix or ".jpg", image, params)
         if not ok:
             return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
-        data = mark_jpeg(encoded.tobytes()) if jpeg else mark_png(encoded.tobytes())
+        data = mark_jpeg(encoded.tobytes(), source) if jpeg else mark_png(encoded.tobytes(), source)
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         reason = error.strerror or str(error)
