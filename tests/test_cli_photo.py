@@ -613,6 +613,21 @@ def test_a_photo_named_twice_is_read_once(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.count("4 cards, 1 SET") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg", "table.sets.jpg"]
+    # Said, not dropped in silence (a new user's trial).
+    assert f"note: {src} is given 3 times: read once" in result.stderr
+
+
+def test_a_photo_and_a_link_to_it_are_read_once_under_its_own_name(tmp_path: Path) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    src = photo(folder / "table.jpg")
+    (folder / "alias.jpg").symlink_to(src.name)  # sorts first
+    result = run(str(folder), "--no-image")
+    assert result.exit_code == 0 and result.stdout.count("4 cards, 1 SET") == 1
+    assert f"{src}: 4 cards" in result.stdout  # the photo, not the link (it was the link)
+    given = run(str(folder / "alias.jpg"), str(src), "--no-image")
+    assert given.stdout.count("4 cards, 1 SET") == 1
+    assert f"note: {folder / 'alias.jpg'} is the same photo as {src}: read once" in given.stderr
 
 
 def test_table_cells_are_not_wrapped_when_not_on_a_terminal(
@@ -693,6 +708,47 @@ def test_a_gif_is_read_with_a_warning_about_its_colours(tmp_path: Path) -> None:
     assert "table.gif is a GIF (at most 256 colours)" in result.stderr
     assert result.stderr.count("\n") == 1
     assert "GIF" not in run(str(tmp_path / "table.jpg"), "--no-image").stderr
+
+
+def _palette_png(path: Path, frame: np.ndarray) -> Path:
+    """Write ``frame`` (BGR) as an indexed-colour PNG (colour type 3, 216 web colours), by hand:
+    OpenCV writes only full-colour PNGs."""
+    import struct
+    import zlib
+
+    levels = np.round(frame.astype(np.float32) / 51).astype(np.uint8)  # 0..5 per channel
+    index = levels[..., 2] * 36 + levels[..., 1] * 6 + levels[..., 0]  # R, G, B digits
+    palette = bytes(int(51 * d) for i in range(216) for d in (i // 36, i // 6 % 6, i % 6))
+    rows = b"".join(b"\x00" + row.tobytes() for row in index.astype(np.uint8))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body).to_bytes(4, "big")
+        return len(body).to_bytes(4, "big") + kind + body + crc
+
+    h, w = index.shape
+    header = struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"PLTE", palette)
+        + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    )  # fmt: skip
+    return path
+
+
+def test_a_palette_png_is_read_with_the_gifs_warning(tmp_path: Path) -> None:
+    from vision.io import is_palette_png
+
+    frame = cv2.imread(str(photo(tmp_path / "table.jpg")))
+    indexed = _palette_png(tmp_path / "table.png", frame)
+    assert cv2.imread(str(indexed)).shape == frame.shape
+    assert is_palette_png(indexed) and not is_palette_png(tmp_path / "table.jpg")
+    full = tmp_path / "full.png"
+    cv2.imwrite(str(full), frame)
+    assert not is_palette_png(full)
+    result = run(str(indexed), "--no-image")
+    assert result.exit_code == 0 and "table.png is a palette PNG (at most 256 colours)" in (
+        result.stderr
+    )
+    assert "palette" not in run(str(full), "--no-image").stderr
 
 
 def test_an_empty_path_is_refused_not_taken_as_here(

@@ -25,6 +25,7 @@ __all__ = [
     "PhotoOutcome",
     "annotated_path",
     "copy_source",
+    "same_photos",
     "is_annotated_copy",
     "list_photos",
     "plan_jobs",
@@ -176,11 +177,24 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
             )
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    # A photo named twice (or once directly and once in its folder) is read once.
+    # A photo named twice (or once directly and once in its folder) is read once, under its own
+    # name rather than a link's where both are given (a folder with a.jpg and a link to it).
     unique: dict[Path, Path] = {}
     for photo in out:
-        unique.setdefault(_real(photo), photo)
+        kept = unique.setdefault(_real(photo), photo)
+        if kept.is_symlink() and not photo.is_symlink():
+            unique[_real(photo)] = photo
     return list(unique.values())
+
+
+def same_photos(paths: Sequence[Path]) -> list[list[Path]]:
+    """The entries of ``paths`` that are one photo (the same name given again, or the same file
+    through a link or another path), in groups of two or more, in the order given;
+    :func:`list_photos` reads each photo once."""
+    groups: dict[Path, list[Path]] = {}
+    for path in paths:
+        groups.setdefault(_real(path), []).append(path)
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def unreadable_photos(folder: Path, *, recursive: bool = False) -> str:

@@ -97,8 +97,14 @@ def photo_command(
     ] = None,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
-    from vision.batch import list_photos, plan_jobs, process_photos, unreadable_photos
-    from vision.io import frame_count, is_gif
+    from vision.batch import (
+        list_photos,
+        plan_jobs,
+        process_photos,
+        same_photos,
+        unreadable_photos,
+    )
+    from vision.io import frame_count, is_gif, is_palette_png
 
     if out is not None and not out.strip():
         _error('--out "": an empty path (an unset variable?)')
@@ -140,6 +146,14 @@ def photo_command(
             unread += 1
             named_none += 1
     photos = list_photos(found)  # all files now: only drops a photo named twice
+    for group in same_photos(found):  # said, not silently dropped
+        read = next(p for p in photos if p in group)
+        others = list(dict.fromkeys(str(p) for p in group if p != read))
+        if not others:
+            _note(f"note: {read} is given {len(group)} times: read once")
+        else:
+            _note(f"note: {', '.join(others)} {'is' if len(others) == 1 else 'are'} the same "
+                  f"photo as {read}: read once")  # fmt: skip
     if pending:  # count the photos before each line as they are listed now, without repeats
         firsts = [len(list_photos(found[:before])) for before, _ in pending]
         pending = [(first, line) for first, (_, line) in zip(firsts, pending, strict=True)]
@@ -167,10 +181,11 @@ def photo_command(
             if (frames := frame_count(outcome.photo)) > 1:
                 warnings.append(f"{outcome.photo} holds {frames} frames (an animation or a "
                                 "multi-page image); only the first was read")  # fmt: skip
-            if is_gif(outcome.photo):
-                warnings.append(f"{outcome.photo} is a GIF (at most 256 colours): cards may be "
-                                "missed or misread; a JPEG or PNG of the table keeps its "
-                                "colours")  # fmt: skip
+            if is_gif(outcome.photo) or is_palette_png(outcome.photo):
+                kind = "a GIF" if is_gif(outcome.photo) else "a palette PNG"
+                warnings.append(f"{outcome.photo} is {kind} (at most 256 colours): cards may be "
+                                "missed or misread; a JPEG or a full-colour PNG of the table "
+                                "keeps its colours")  # fmt: skip
             if (small := size_warning(outcome.result)) is not None:
                 warnings.append(f"{outcome.photo}: {small}")
             for warning in warnings:

@@ -45,6 +45,7 @@ __all__ = [
     "decode_scale",
     "frame_count",
     "is_gif",
+    "is_palette_png",
     "image_size",
     "list_images",
     "load_image",
@@ -239,6 +240,23 @@ def is_gif(path: str | os.PathLike[str]) -> bool:
             return handle.read(6) in (b"GIF87a", b"GIF89a")
     except OSError:
         return False
+
+
+def is_palette_png(path: str | os.PathLike[str]) -> bool:
+    """True if the file is a PNG of indexed colour (IHDR colour type 3: at most 256 colours, as
+    a GIF), by its first 26 bytes (the PNG specification, IHDR). False for any other file and
+    for a file that cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(26)
+    except OSError:
+        return False
+    return (
+        len(head) == 26
+        and head[:8] == b"\x89PNG\r\n\x1a\n"
+        and head[12:16] == b"IHDR"
+        and head[25] == 3
+    )
 
 
 def frame_count(path: str | os.PathLike[str]) -> int:
