@@ -181,8 +181,9 @@ def photo_command(
             if (frames := frame_count(outcome.photo)) > 1:
                 warnings.append(f"{outcome.photo} holds {frames} frames (an animation or a "
                                 "multi-page image); only the first was read")  # fmt: skip
-            if is_gif(outcome.photo) or is_palette_png(outcome.photo):
-                kind = "a GIF" if is_gif(outcome.photo) else "a palette PNG"
+            gif = is_gif(outcome.photo)
+            if gif or is_palette_png(outcome.photo):
+                kind = "a GIF" if gif else "a palette PNG"
                 warnings.append(f"{outcome.photo} is {kind} (at most 256 colours): cards may be "
                                 "missed or misread; a JPEG or a full-colour PNG of the table "
                                 "keeps its colours")  # fmt: skip
@@ -330,11 +331,10 @@ def size_warning(result: dict[str, Any]) -> str | None:
                 "found; use a larger photo if its cards are that small"
             )
         return None
-    sides = sorted(
+    short = statistics.median(
         min(math.dist(q[i], q[(i + 1) % 4]) for i in range(4))
         for q in (card["corners"] for card in cards)
     )
-    short = statistics.median(sides)
     if short < SMALL_CARD_PX:
         return (
             f"its cards are only about {short:.0f} px across: at this size some may be missed or "
