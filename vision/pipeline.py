@@ -23,7 +23,7 @@ from vision.cards import UNKNOWN_COLOUR, Card
 from vision.colour import table_colour
 from vision.decode import ATTRIBUTE_NAMES, UNCERTAIN_BELOW, decode_table
 from vision.rules import find_sets
-from vision.warp import warp_cards
+from vision.warp import paper_reference, warp_cards
 
 __all__ = [
     "STAGES",
@@ -309,10 +309,11 @@ ONE_HUE_DEGREES = 45.0
 #: A tinted photo tints the cards' paper too: the one-hue rule above needs the paper as
 #: photographed (before each crop's white balance; :func:`paper_ab`) at least this chroma
 #: (CIELAB, OpenCV 8-bit units) and its hue within :data:`TINT_HUE_AGREEMENT` of the inks'.
-#: Measured: tomwhite's all-purple table, pclewis test1 and a close-up of 4 faint purple cards
-#: as taken 3.2 to 5.0 (the close-up was taken for a tinted photo before: a new user's trial);
-#: sepia copies of gractang IMG_0544-46, which the one-hue rule finds, 13.9 to 16.9, hue 109
-#: degrees against inks at 72 to 94; the same copies of tomwhite and pclewis 24 to 27.
+#: Measured: tomwhite's all-purple table, pclewis test1, gractang IMG_0544-46 and a close-up of
+#: 4 faint purple cards as taken 3.0 to 7.1 (the close-up was taken for a tinted photo before: a
+#: new user's trial); sepia copies of gractang IMG_0544-46, which the one-hue rule finds, 13.3
+#: to 14.4, hue 109 degrees against inks at 72 to 94; the same copies of tomwhite and pclewis 25
+#: to 27.
 PAPER_TINT_CHROMA = 8.0
 TINT_HUE_AGREEMENT = 60.0
 
@@ -320,9 +321,9 @@ TINT_HUE_AGREEMENT = 60.0
 def paper_ab(
     frame: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float32]:
-    """(N, 2) float32 CIELAB (a*, b*) of each card's paper as photographed, no white balance:
-    the median of the brightest quarter of a 40 x 62 warp of the card (OpenCV 8-bit Lab, 0 for
-    neutral).
+    """(N, 2) float32 CIELAB (a*, b*) of each card's paper as photographed: the paper level that
+    :func:`vision.warp.white_balance` balances on (:func:`vision.warp.paper_reference`), taken
+    from a 40 x 62 warp without the balance (OpenCV 8-bit Lab, 0 for neutral).
 
     Args:
         frame: (H, W, 3) uint8 BGR photo.
@@ -331,15 +332,15 @@ def paper_ab(
     if len(corners) == 0:
         return np.zeros((0, 2), np.float32)
     raw = warp_cards(frame, corners, size=(40, 62), balance=False)
-    lab = cv2.cvtColor(raw.reshape(-1, 40, 3), cv2.COLOR_BGR2Lab).reshape(len(raw), -1, 3)
-    out = np.empty((len(raw), 2), np.float32)
-    for i, pixels in enumerate(lab.astype(np.float32)):
-        bright = pixels[pixels[:, 0] >= np.percentile(pixels[:, 0], 75)]
-        out[i] = np.median(bright[:, 1:], axis=0) - 128.0
-    return out
+    paper = np.clip(np.round(paper_reference(raw)), 0, 255).astype(np.uint8)[:, None]
+    lab = cv2.cvtColor(paper, cv2.COLOR_BGR2Lab)[:, 0].astype(np.float32)
+    return lab[:, 1:] - 128.0
 
 
-def colourless(crops: npt.NDArray[np.uint8], paper: npt.NDArray[np.float32] | None = None) -> bool:
+def colourless(
+    crops: npt.NDArray[np.uint8],
+    paper: npt.NDArray[np.float32] | Callable[[], npt.NDArray[np.float32]] | None = None,
+) -> bool:
     """True if the (N, h, w, 3) uint8 BGR crops (white-balanced, as
     :func:`vision.warp.warp_cards` makes them) carry no usable colour: a greyscale photo, or a
     monochrome one tinted by a single colour (see :data:`TINT_CHROMA`).

@@ -25,6 +25,7 @@ __all__ = [
     "PAPER_LEVEL",
     "hist_median",
     "paper_mask",
+    "paper_reference",
     "warp_cards",
     "white_balance",
 ]
@@ -241,15 +242,42 @@ def white_balance(
     """
     if version not in BALANCE_SETTINGS:
         raise ValueError(f"version: expected one of {sorted(BALANCE_SETTINGS)}, got {version!r}")
-    band_inner, quantile = BALANCE_SETTINGS[version]
     single = crops.ndim == 3
     batch = crops[None] if single else crops
     if len(batch) == 0:
         return batch.copy()
-    n, h, w = batch.shape[:3]
+    refs = paper_reference(batch, version=version)
+    gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
+    levels = np.arange(256, dtype=np.float32)[None, :, None]
+    tables = np.clip(levels * gains[:, None, :], 0, 255).astype(np.uint8)  # (N, 256, 3)
+    source = np.ascontiguousarray(batch)
+    out = np.empty_like(source)
+    for i in range(len(batch)):
+        cv2.LUT(source[i], tables[i].reshape(1, 256, 3), dst=out[i])
+    return out[0] if single else out
+
+
+def paper_reference(
+    crops: npt.NDArray[np.uint8], *, version: int = BALANCE_VERSION
+) -> npt.NDArray[np.float32]:
+    """(N, 3) float32 B, G, R level of each crop's paper, as :func:`white_balance` takes it: the
+    per-channel median of the brightest :data:`BALANCE_QUANTILE` of the pixels in the band of
+    :data:`BALANCE_SETTINGS` ``version``. Unbalanced crops give the paper as photographed.
+
+    Args:
+        crops: (N, h, w, 3) uint8 BGR crops, N >= 1.
+        version: a key of :data:`BALANCE_SETTINGS`.
+
+    Raises:
+        ValueError: for a ``version`` not in :data:`BALANCE_SETTINGS`.
+    """
+    if version not in BALANCE_SETTINGS:
+        raise ValueError(f"version: expected one of {sorted(BALANCE_SETTINGS)}, got {version!r}")
+    band_inner, quantile = BALANCE_SETTINGS[version]
+    n, h, w = crops.shape[:3]
     # (N, P, 3) uint8 band pixels, in strips (the histograms below do not depend on the order).
     band = np.concatenate(
-        [batch[:, rows, cols].reshape(n, -1, 3) for rows, cols in _band_blocks(h, w, band_inner)],
+        [crops[:, rows, cols].reshape(n, -1, 3) for rows, cols in _band_blocks(h, w, band_inner)],
         axis=1,
     )
     planes = np.ascontiguousarray(band.reshape(-1, 3).T)  # (3, N * P)
@@ -263,14 +291,7 @@ def white_balance(
     for c in range(3):
         hist = np.bincount(planes[c] + base, minlength=(n + 1) * 256)
         refs[:, c] = hist_median(hist[: n * 256].reshape(n, 256))
-    gains = np.minimum(PAPER_LEVEL / np.maximum(refs, 1.0), 8.0)  # cap: black 'paper'
-    levels = np.arange(256, dtype=np.float32)[None, :, None]
-    tables = np.clip(levels * gains[:, None, :], 0, 255).astype(np.uint8)  # (N, 256, 3)
-    source = np.ascontiguousarray(batch)
-    out = np.empty_like(source)
-    for i in range(n):
-        cv2.LUT(source[i], tables[i].reshape(1, 256, 3), dst=out[i])
-    return out[0] if single else out
+    return refs
 
 
 def hist_median(hist: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
