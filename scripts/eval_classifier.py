@@ -13,7 +13,9 @@ Two evaluations:
 * ``loso`` (leave-one-source-out): for each crop source, a model trained without it (its crops
   and its table photos; same recipe, ``--loso-steps`` steps; trained on demand into
   ``$SETVISION_CACHE/cv``) tested on every crop of that source (omega697 split into verified
-  and noisy labels), on those crops dealt into tables of 12 and read as a table is read
+  and noisy labels), each crop also read as a photo of that card alone is read (the model and
+  the card's own ink hue, :func:`read_alone`), on those crops dealt into tables of 12 and read
+  as a table is read
   (:func:`dealt_tables`: table-level colour and one-deck decoding), and on the annotated
   cards of its table photos;
 * ``folds``: cross-validation over the annotated table photos (``datasets/detection``): for each
@@ -54,7 +56,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import train_classifier as tc  # noqa: E402
 
 from vision.classify import HEADS, CardClassifier  # noqa: E402
-from vision.colour import table_colour  # noqa: E402
+from vision.colour import card_colour, symbol_colours, table_colour  # noqa: E402
 from vision.decode import decode_table, tempered_log_probs  # noqa: E402
 from vision.warp import warp_cards  # noqa: E402
 
@@ -88,6 +90,22 @@ Scored = list[tuple[np.ndarray, np.ndarray]]
 RELIABILITY_BINS = (0.0, 0.4, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: Temperatures tried per head by :func:`fit_temperatures`.
 TEMPERATURES = np.round(np.arange(0.10, 2.001, 0.01), 2)
+
+
+def read_alone(
+    crops: np.ndarray, pred: np.ndarray, probs: np.ndarray, batch: int = 1024
+) -> np.ndarray:
+    """(N, 4) value positions of each crop read as a photo of that one card is read: the model,
+    its colour weighed with the card's own ink hue (:func:`vision.colour.card_colour` on a
+    table of one card). ``crops`` (N, 250, 160, 3) uint8 BGR, ``pred`` (N, 4) the model's
+    positions, ``probs`` (N, 4, 3) its probabilities."""
+    out = pred.copy()
+    for start in range(0, len(crops), batch):
+        inks = symbol_colours(np.asarray(crops[start : start + batch]))
+        for i in range(len(inks)):
+            one = card_colour(probs[start + i : start + i + 1, 1], inks.take([i]))
+            out[start + i, 1] = int(one.argmax())
+    return out
 
 
 def _tempered(probs: np.ndarray, temperatures: np.ndarray) -> np.ndarray:
@@ -315,16 +333,25 @@ def evaluate_loso(
         clean = ~data["noisy"][idx]  # verified labels only: noisy ones measure the labels
         scored.append((probs[clean], truth[clean]))
         meta = json.loads(path.with_suffix(".json").read_text())
+        alone = read_alone(data["crops"][idx], pred, probs)
         res = {"model": meta["training"], "all": report(f"LOSO {name} (all)", pred, truth)}
+        res["all_alone"] = report(f"LOSO {name} (all, card alone)", alone, truth)
         res["dealt"] = dealt_tables(data["crops"][idx[clean]], probs[clean], truth[clean], seed)
         if data["noisy"][idx].any():
             for kind, noisy in (("verified", False), ("noisy", True)):
                 sub = data["noisy"][idx] == noisy
                 res[kind] = report(f"LOSO {name} ({kind})", pred[sub], truth[sub])
+                res[f"{kind}_alone"] = report(
+                    f"LOSO {name} ({kind}, card alone)", alone[sub], truth[sub]
+                )
         rows = np.flatnonzero(tables["source"] == name)
         if len(rows):
             pred, probs = predict_scored(model, tables["crops"][rows])
             res["tables"] = report(f"LOSO {name} (table photos)", pred, tables["labels"][rows])
+            alone = read_alone(tables["crops"][rows], pred, probs)
+            res["tables_alone"] = report(
+                f"LOSO {name} (table photos, card alone)", alone, tables["labels"][rows]
+            )
             scored.append((probs, tables["labels"][rows]))
         out[name] = res
     return out
@@ -336,7 +363,7 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Sc
     ``pooled`` is every fold's left-out cards together: each read by a model that never saw
     its source."""
     out: dict[str, dict] = {}
-    preds, truths = [], []
+    preds, truths, alones = [], [], []
     for fold, sources in tc.TABLE_FOLDS.items():
         path = cv_model(fold, steps, seed, threads)
         model = CardClassifier(path)
@@ -346,6 +373,7 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Sc
         scored.append((probs, truth))
         preds.append(pred)
         truths.append(truth)
+        alones.append(read_alone(tables["crops"][rows], pred, probs))
         meta = json.loads(path.with_suffix(".json").read_text())
         res = {
             "model": meta["training"],
@@ -356,6 +384,9 @@ def evaluate_folds(tables: dict, steps: int, seed: int, threads: int, scored: Sc
             res[source] = report(f"  {fold} {source}", pred[sub], truth[sub])
         out[fold] = res
     out["pooled"] = report("folds pooled", np.concatenate(preds), np.concatenate(truths))
+    out["pooled_alone"] = report(
+        "folds pooled (card alone)", np.concatenate(alones), np.concatenate(truths)
+    )
     return out
 
 

@@ -107,7 +107,7 @@ def test_recorded_cross_validation_is_current() -> None:
             if not card.partial and len(card.attributes) == 4:
                 labelled[photo.source] = labelled.get(photo.source, 0) + 1
     folds = results["folds"]
-    in_folds = sum(folds[f]["all"]["n"] for f in folds if f != "pooled")
+    in_folds = sum(folds[f]["all"]["n"] for f in folds if not f.startswith("pooled"))
     loso = sum(
         results["loso"][s]["tables"]["n"] for s in results["loso"] if "tables" in results["loso"][s]
     )
@@ -167,10 +167,14 @@ def test_reading_holds_with_a_quad_found_too_large() -> None:
 #: (v8-pair-wb1-context0.03, two members averaged): kaggle 0.9931 (dealt 0.9917), tomwhite
 #: 0.9955 (dealt 0.9954), omega697 verified 0.969, folds 0.9965, end to end 0.9979 and 0.987,
 #: quad x1.2 0.9923; end to end after the pile search's far-card and corner checks (the same
-#: models) 0.9993 and 0.9935. The end-to-end floors are kept under the seed spread too.
+#: models) 0.9993 and 0.9935. The end-to-end floors are kept under the seed spread too. Each
+#: kaggle crop read as a photo of that card alone (the model and the card's own ink hue,
+#: ``vision.colour.card_colour``): colour 0.9995 (v8; the one wrong is a green card labelled
+#: red), against 0.9974 for the model alone; its floor is the issue's per-attribute target.
 GENERALISATION_FLOORS: dict[str, float] = {
     "loso kaggle-set-cards": 0.97,
     "loso kaggle-set-cards dealt": 0.985,
+    "loso kaggle-set-cards alone, colour": 0.998,
     "loso tomwhite dealt": 0.99,
     "loso tomwhite": 0.99,
     "loso omega697 verified": 0.94,
@@ -189,6 +193,9 @@ def test_recorded_generalisation_is_not_below_the_floors() -> None:
     measured = {
         "loso kaggle-set-cards": loso["kaggle-set-cards"]["all"]["card"],
         "loso kaggle-set-cards dealt": loso["kaggle-set-cards"]["dealt"]["card"],
+        "loso kaggle-set-cards alone, colour": loso["kaggle-set-cards"]["all_alone"][
+            "per_attribute"
+        ]["colour"],
         "loso tomwhite dealt": loso["tomwhite"]["dealt"]["card"],
         "loso tomwhite": loso["tomwhite"]["all"]["card"],
         "loso omega697 verified": loso["omega697"]["verified"]["card"],

@@ -18,10 +18,16 @@ three inks differ in hue. So:
 3. :func:`fuse_colour` weighs each card's model probabilities with its hue's distance to each
    group's centre (uncertain for faint inks, capped so a sure model keeps its reading).
 
+A card on its own has no table to group with: :func:`card_colour` weighs its model
+probabilities with where its ink hue lies among the hues the three inks have on paper
+(:data:`INK_HUE_DEG`). A webcam's faint red outline can look purple to the model while its ink,
+measured against the paper, is plainly red.
+
 Measured with ``scripts/evaluate_colour.py`` (held-out real crops grouped into tables under a
 shared light); see the README for the figures.
 
-All of it works for a single card (one group: the model's own colour, sharpened).
+All of it works for a single card (one group: the model's own colour, weighed with its hue,
+sharpened).
 """
 
 from __future__ import annotations
@@ -38,8 +44,10 @@ from vision.warp import paper_mask
 __all__ = [
     "InkGroups",
     "SymbolColours",
+    "card_colour",
     "cluster_inks",
     "fuse_colour",
+    "ink_hue_evidence",
     "symbol_colours",
     "table_colour",
 ]
@@ -71,6 +79,17 @@ MAX_EVIDENCE: Final = 4.0
 #: and from which it counts fully.
 TRUST_FROM: Final = 0.75
 TRUST_FULL: Final = 0.95
+#: Ink hue of each colour (enum order red, green, purple), degrees: the circular mean of
+#: :func:`symbol_colours` hue over tomwhite's 13,456 verified crops (white-balanced, against the
+#: paper; measured 2026-12-01). Other sources' medians: kaggle-set-cards 40, 148, -75; the table
+#: photos' cards 30, 154, -47.
+INK_HUE_DEG: Final = (27.0, 151.0, -46.0)
+#: Width (degrees, Gaussian sigma) of each ink's hue in :func:`card_colour`, and the likelihood
+#: floor every colour keeps (a hue far from all three inks says nothing; the largest evidence
+#: is ``log((1 + floor) / floor)`` = 1.8 nats, so a model sure at 86% keeps its reading). Chosen
+#: on a plateau: sigma 15-25 and floor 0.1-0.3 give the same cards on every left-out source.
+INK_HUE_SIGMA: Final = 20.0
+INK_HUE_FLOOR: Final = 0.2
 #: Crops are analysed at this fraction of their size (the ink colour needs no detail).
 ANALYSIS_SCALE: Final = 0.5
 #: Border of the crop ignored when looking for ink (fraction of each side): rounded corners,
@@ -111,6 +130,17 @@ class SymbolColours:
 
     def __len__(self) -> int:
         return len(self.ab)
+
+    def take(self, index: npt.ArrayLike) -> SymbolColours:
+        """The readings of the cards at ``index`` (int array or slice), in that order."""
+        return SymbolColours(
+            self.ab[index],
+            self.lightness[index],
+            self.chroma[index],
+            self.hue_deg[index],
+            self.ink_fraction[index],
+            self.valid[index],
+        )
 
 
 def _lab_table() -> npt.NDArray[np.float32]:
@@ -404,10 +434,75 @@ def fuse_colour(
     return probs.astype(np.float32)
 
 
+def ink_hue_evidence(inks: SymbolColours) -> npt.NDArray[np.float64]:
+    """Each card's evidence for each colour from its ink hue alone.
+
+    ``log(exp(-d^2 / (2 sigma^2)) + floor)`` for the hue distance ``d`` to each colour's
+    :data:`INK_HUE_DEG`, shifted so that the best colour scores 0 (:data:`INK_HUE_SIGMA`,
+    :data:`INK_HUE_FLOOR`). A hue between two inks, or far from all three, gives little; a card
+    without a valid ink reading gives none.
+
+    Args:
+        inks: ink readings of N cards (:func:`symbol_colours`).
+
+    Returns:
+        (N, 3) float64 log-likelihoods, enum order (red, green, purple), each row's maximum 0.
+    """
+    diff = np.abs(inks.hue_deg[:, None].astype(np.float64) - np.array(INK_HUE_DEG)) % 360.0
+    d = np.minimum(diff, 360.0 - diff)
+    log_l = np.log(np.exp(-(d * d) / (2.0 * INK_HUE_SIGMA**2)) + INK_HUE_FLOOR)
+    log_l -= log_l.max(axis=1, keepdims=True)
+    log_l[~inks.valid] = 0.0
+    return log_l
+
+
+def card_colour(
+    colour_probs: npt.NDArray[np.float32], inks: SymbolColours
+) -> npt.NDArray[np.float32]:
+    """A lone card's model colour probabilities weighed with its own ink hue
+    (:func:`ink_hue_evidence`): ``p'(c) ∝ p(c) L(c)``, when it is the only card with a valid
+    ink reading; otherwise the probabilities unchanged.
+
+    On a table, the inks are grouped against each other (:func:`cluster_inks`), which holds
+    under light the white balance cannot undo; a lone card has nothing to group with. Its hue
+    against :data:`INK_HUE_DEG` is what is left, and light that moves every hue (a camera's
+    colour matrix under tungsten, a webcam's cast) can make it mislead, so it is used only
+    there. Measured:
+
+    * each crop of a source the cross-validation model never saw, read alone (cards whose
+      colour is wrong, model alone -> weighed; ``scripts/eval_classifier.py``, "card alone"):
+      kaggle-set-cards 5 -> 1 of 1,898 (the one left is a green card labelled red), omega697
+      verified 0 -> 0, the table photos' cards 2 -> 2 of 1,043 (tomwhite, whose crops set
+      :data:`INK_HUE_DEG`, 10 -> 8 of 13,488);
+    * weighing every card of a table too changed no reading of the 1,399 cards of the
+      labelled photos (``scripts/evaluate.py --cv``) and cost 0.1 to 0.4 points of colour
+      under the warm and cast lights of ``scripts/evaluate_colour.py`` (0.8 points without a
+      check of the other cards' hues), so tables do without it.
+
+    Args:
+        colour_probs: (N, 3) float32 model probabilities, enum order (red, green, purple).
+        inks: from :func:`symbol_colours` on the same cards.
+
+    Returns:
+        (N, 3) float32 probabilities, rows summing to 1.
+
+    Raises:
+        ValueError: if ``colour_probs`` is not (N, 3).
+    """
+    probs = np.asarray(colour_probs, np.float64)
+    if probs.shape != (len(inks), 3):
+        raise ValueError(f"colour_probs: expected ({len(inks)}, 3), got {probs.shape}")
+    if inks.valid.sum() != 1:
+        return probs.astype(np.float32)
+    row = probs * np.exp(ink_hue_evidence(inks))
+    return (row / np.maximum(row.sum(axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
 def table_colour(
     crops: npt.NDArray[np.uint8], colour_probs: npt.NDArray[np.float32], **kwargs: float
 ) -> tuple[npt.NDArray[np.float32], InkGroups, SymbolColours]:
-    """Table-level colour: measure inks, group them, fuse with the model.
+    """Table-level colour: measure inks, weigh each card with its own ink hue
+    (:func:`card_colour`), group the inks, fuse.
 
     Args:
         crops: (N, H, W, 3) uint8 BGR white-balanced crops.
@@ -418,5 +513,6 @@ def table_colour(
         (fused (N, 3) float32 probabilities, the groups, the ink readings).
     """
     inks = symbol_colours(crops)
-    groups = cluster_inks(inks, colour_probs, **kwargs)
-    return fuse_colour(colour_probs, groups, inks), groups, inks
+    probs = card_colour(colour_probs, inks)
+    groups = cluster_inks(inks, probs, **kwargs)
+    return fuse_colour(probs, groups, inks), groups, inks
