@@ -1252,6 +1252,26 @@ def test_a_photo_too_small_for_its_cards_is_said(
     assert (warning is None) if words is None else (words in warning)
 
 
+def test_a_small_photo_copy_is_drawn_larger_and_says_so(tmp_path: Path) -> None:
+    frame, _ = table_frame(SET_CARDS, width=240, height=135)
+    cv2.imwrite(str(tmp_path / "small.png"), frame)
+    cv2.imwrite(str(tmp_path / "big.png"), cv2.imread(str(photo(tmp_path / "big.jpg"))))
+    result = run(str(tmp_path / "small.png"), str(tmp_path / "big.png"))
+    assert result.exit_code == 0, result.output
+    copy = cv2.imread(str(tmp_path / "small.sets.jpg"))
+    k = copy.shape[0] // 135
+    assert k >= 2 and copy.shape[0] == 135 * k
+    assert f"(drawn {k}x the photo's size: its cards are too small for labels)" in result.stdout
+    assert cv2.imread(str(tmp_path / "big.sets.jpg")).shape[:2] == (540, 960)
+    assert result.stdout.count("drawn ") == 1
+    again = run("--json", "--force", str(tmp_path / "small.png"), str(tmp_path / "big.png"))
+    lines = [json.loads(line) for line in again.stdout.splitlines()]
+    assert [line["annotated_scale"] for line in lines] == [k, 1]
+    assert lines[0]["width"] == 240  # the reading stays in the photo's pixels
+    alone = run("--json", "--no-image", str(tmp_path / "small.png"))
+    assert json.loads(alone.stdout)["annotated_scale"] is None
+
+
 def test_warnings_go_into_the_json_line_too(tmp_path: Path) -> None:
     table = photo(tmp_path / "table.jpg")
     small = tmp_path / "small.png"

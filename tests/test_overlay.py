@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from vision.cards import Fill, full_deck, parse_card
-from vision.overlay import draw_table, set_colours
+from vision.overlay import (
+    MAX_ANNOTATED_SIDE,
+    MAX_ANNOTATION_SCALE,
+    annotation_scale,
+    draw_table,
+    set_colours,
+)
 from vision.pipeline import Table, recognise
 
 from ._pipeline_fakes import FakeClassifier, fake_detector, one_hot_probs, table_frame
@@ -189,3 +195,74 @@ def test_the_set_colours_are_far_apart() -> None:
     assert gaps.min() >= 45.0
     assert lab[:, 0].min() >= 30.0 and lab[:, 0].max() <= 90.0  # none dark or pale
     assert len(set(set_colours(20))) == 20  # more than the palette still gives distinct colours
+
+
+def _cards_across(side: float, n: int = 3) -> np.ndarray:
+    """(n, 4, 2) portrait quads ``side`` px wide (TL, TR, BR, BL)."""
+    quad = np.array([[0, 0], [side, 0], [side, 1.5 * side], [0, 1.5 * side]], np.float32)
+    return np.stack([quad + [2 * side * i, 0] for i in range(n)])
+
+
+@pytest.mark.parametrize(
+    ("shape", "side", "scale"),
+    [
+        ((1200, 1600), 200.0, 1),  # labels fit: the copy is the photo's size
+        ((480, 640), 95.0, 1),  # the smallest font still fits the card
+        ((480, 640), 80.0, 2),  # a webcam photo of 12 cards
+        ((240, 320), 45.0, 3),
+        ((240, 320), 20.0, MAX_ANNOTATION_SCALE),  # capped
+        ((1000, 1000), 20.0, MAX_ANNOTATED_SIDE // 1000),  # the copy's long side is capped
+        ((3000, 4000), 40.0, 1),  # a wide shot at 12 MP: not enlarged past 2,400 px
+    ],
+)
+def test_annotation_scale_enlarges_only_cards_too_small_for_labels(
+    shape: tuple[int, int], side: float, scale: int
+) -> None:
+    assert annotation_scale(shape, _cards_across(side)) == scale
+    assert annotation_scale(shape, np.zeros((0, 4, 2), np.float32)) == 1
+
+
+def test_a_small_photo_copy_is_drawn_larger_and_its_labels_do_not_overlap(
+    tmp_path: object,
+) -> None:
+    import cv2
+
+    from vision.pipeline import process_photo
+
+    cards = list(full_deck())[:12]
+    frame, corners = table_frame(cards, width=320, height=240)
+    encoded = cv2.imencode(".png", frame)[1].tobytes()
+    reader = FakeClassifier(one_hot_probs(cards))
+    done = process_photo(encoded, reader, detector=fake_detector(corners))
+    k = done.annotated_scale
+    assert k == annotation_scale(frame.shape, done.table.corners) and k > 1
+    assert done.annotated is not None and done.annotated.shape[:2] >= (240 * k, 320 * k)
+    # The reading itself stays in the photo's pixels.
+    assert np.allclose(done.table.corners, corners, atol=1.0)
+    assert (done.table.width, done.table.height) == (320, 240)
+    # Drawn at 1x, the labels are wider than the cards (they spill over the neighbours); at
+    # k, each fits its card.
+    import vision.overlay as overlay
+
+    widths: list[list[int]] = []
+    real = overlay._text_box
+
+    def spy(image, label, box, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        widths[-1].append(box[2] - box[0])
+        return real(image, label, box, *args, **kwargs)
+
+    def widest(table: Table, image: np.ndarray) -> float:
+        widths.append([])
+        overlay._text_box = spy
+        try:
+            draw_table(image, table)
+        finally:
+            overlay._text_box = real
+        card_w = np.linalg.norm(table.corners[:, 1] - table.corners[:, 0], axis=1)
+        return float(max(widths[-1]) / np.median(card_w))
+
+    small = recognise(frame, reader, detector=fake_detector(corners))
+    assert widest(small, frame) > 1.2
+    big_frame = cv2.resize(frame, None, fx=k, fy=k)
+    big = replace(small, corners=small.corners * k, width=320 * k, height=240 * k)
+    assert widest(big, big_frame) <= 1.0

@@ -270,7 +270,8 @@ class PhotoOutcome:
         error: one-line message when the photo could not be processed.
         annotated: (H, W, 3) uint8 BGR annotated copy when the job asked to keep it.
         extra: ``created_folder``: the folder of the copy, when writing it created that folder
-            (and any missing above it).
+            (and any missing above it); ``annotated_scale``: how many times the photo's size
+            the copy is drawn, when more than 1 (:func:`vision.overlay.annotation_scale`).
     """
 
     photo: Path
@@ -553,6 +554,8 @@ def _run(job: PhotoJob) -> PhotoOutcome:
     if job.refusal is not None:
         return PhotoOutcome(job.photo, result, error=job.refusal, annotated=kept)
     extra: dict[str, Any] = {}
+    if done.annotated is not None and done.annotated_scale > 1:
+        extra["annotated_scale"] = done.annotated_scale
     if job.output is not None and done.annotated is not None:
         missing = _missing_folder(job.output)
         problem = _write_image(

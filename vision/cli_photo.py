@@ -194,12 +194,19 @@ def photo_command(
             if as_json:
                 written = None if outcome.written is None else str(outcome.written)
                 line = {**outcome.result, "annotated": written}
+                # Pixel (x, y) of the photo is (k*x, k*y) in the copy (k from 2 to 4 when the
+                # cards were too small for their labels).
+                line["annotated_scale"] = (
+                    None if written is None else outcome.extra.get("annotated_scale", 1)
+                )
                 if outcome.error:  # read, but its copy could not be written: say why here too
                     line["annotated_error"] = " ".join(outcome.error.split())
                 line["warnings"] = [" ".join(w.split()) for w in warnings]
                 typer.echo(_json_line(line))
             else:
-                _print_table(outcome.result, outcome.written)
+                _print_table(
+                    outcome.result, outcome.written, outcome.extra.get("annotated_scale", 1)
+                )
             if (created := outcome.extra.get("created_folder")) is not None:
                 _note(f"created the folder {created} for the annotated copy")
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
@@ -402,7 +409,7 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
             _BAR.clear()
 
 
-def _print_table(result: dict[str, Any], written: Path | None) -> None:
+def _print_table(result: dict[str, Any], written: Path | None, scale: int = 1) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -413,10 +420,13 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     cards = result["cards"]
     sets = result["sets"]
     head = f"[bold]{result['image']}[/bold]: "
+    copy_line = f"annotated copy: {written}"
+    if scale > 1:
+        copy_line += f" (drawn {scale}x the photo's size: its cards are too small for labels)"
     if not cards:
         console.print(head + "no cards found in this photo")
         if written:
-            console.print(f"annotated copy: {written}")
+            console.print(copy_line)
         return
     s = len(sets)
     noun = "card" if len(cards) == 1 else "cards"
@@ -469,7 +479,7 @@ def _print_table(result: dict[str, Any], written: Path | None) -> None:
     for line in _duplicate_lines(cards, bool(result.get("mixed_decks"))):
         console.print(f"[magenta]{line}[/magenta]", markup=True)
     if written:
-        console.print(f"annotated copy: {written}")
+        console.print(copy_line)
 
 
 #: Groups of cards first read alike from which a table is suspected to hold several decks.

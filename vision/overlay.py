@@ -32,7 +32,7 @@ from vision.rules import SMALLEST_TABLE
 if TYPE_CHECKING:
     from vision.pipeline import Table
 
-__all__ = ["draw_table", "set_colours"]
+__all__ = ["annotation_scale", "draw_table", "set_colours"]
 
 _FONT: Final = cv2.FONT_HERSHEY_SIMPLEX
 _UNCERTAIN: Final = (0, 140, 255)  # orange, BGR
@@ -42,6 +42,15 @@ _DUPLICATE: Final = (255, 0, 255)  # magenta, BGR
 _LABEL_PLACES: Final = (0.14, 0.86, 0.5)
 #: Most legend lines drawn before "+ n more".
 _LEGEND_LINES: Final = 12
+#: The label text sized to a card's width (:func:`draw_table`), and its font scale bounds: never
+#: below 0.35 (letters about 8 px high); :func:`annotation_scale` aims at 0.5 (11 px).
+_LABEL_REFERENCE: Final = "striped diamonds"
+_LABEL_SPAN: Final = 0.85
+_SMALLEST_FONT: Final = 0.35
+_LEGIBLE_FONT: Final = 0.5
+#: Limits of :func:`annotation_scale`: the factor, and the copy's long side (px).
+MAX_ANNOTATION_SCALE: Final = 4
+MAX_ANNOTATED_SIDE: Final = 2400
 
 
 #: The SETs' outline colours, BGR, in order. Chosen by farthest-point sampling in CIELAB among
@@ -153,6 +162,44 @@ def _text_box(
         cv2.putText(image, line, (x, y), _FONT, scale, colour, thick, cv2.LINE_AA)
 
 
+def _card_width(corners: npt.NDArray[np.float32]) -> float:
+    """Median length (px) of the cards' top sides (corners TL, TR, BR, BL: their width)."""
+    return float(np.median(np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)))
+
+
+def _reference_width() -> int:
+    (width, _), _ = cv2.getTextSize(_LABEL_REFERENCE, _FONT, 1.0, 1)
+    return width
+
+
+def annotation_scale(shape: tuple[int, ...], corners: npt.NDArray[np.float32]) -> int:
+    """How many times the photo's size to draw its annotated copy so that the labels fit the
+    cards: 1 unless the cards are so small that a label at the smallest font (0.35) would be
+    wider than its card (a card under about 93 px across); then the integer factor that brings
+    the labels to font 0.5 (cards about 133 px across), at most :data:`MAX_ANNOTATION_SCALE`,
+    and never past :data:`MAX_ANNOTATED_SIDE` px on the long side. A 320 px photo of 12 cards
+    gets 3; a 640 x 480 one, 2.
+
+    Args:
+        shape: the photo's (H, W, ...) shape.
+        corners: (N, 4, 2) float32 card corners in its pixels, TL, TR, BR, BL.
+
+    Returns:
+        The factor, an int from 1 to :data:`MAX_ANNOTATION_SCALE`: photo pixel (x, y) covers
+        copy pixels ``k*x .. k*x + k - 1`` (and ``k*y ..``).
+    """
+    corners = np.asarray(corners, np.float32)
+    if len(corners) == 0:
+        return 1
+    card_w = max(_card_width(corners), 1.0)
+    reference = _reference_width()
+    if _LABEL_SPAN * card_w / reference >= _SMALLEST_FONT:
+        return 1
+    wanted = int(np.ceil(_LEGIBLE_FONT * reference / (_LABEL_SPAN * card_w)))
+    room = int(MAX_ANNOTATED_SIDE // max(shape[:2]))
+    return max(1, min(wanted, MAX_ANNOTATION_SCALE, room))
+
+
 def draw_table(
     frame: npt.NDArray[np.uint8],
     table: Table,
@@ -187,10 +234,7 @@ def draw_table(
     unit = max(h, w) / 1000.0  # 1 unit = 1 px on a 1000 px photo
     n = len(table.cards)
     corners = np.asarray(table.corners, np.float32)
-    if n:
-        card_w = float(np.median(np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)))
-    else:
-        card_w = 100.0 * unit
+    card_w = _card_width(corners) if n else 100.0 * unit
     line = max(1, round(min(2.5 * unit, card_w / 40)))
     shown = table.sets[:_LEGEND_LINES]  # the SETs drawn are the SETs listed in the legend
     palette = set_colours(len(shown))
@@ -211,11 +255,16 @@ def draw_table(
             cv2.polylines(out, [pts], True, colour, set_line, cv2.LINE_AA)
             depth[i] += 1
 
-    # Labels: font sized so "striped diamonds" spans ~85% of a card.
-    (ref_w, _), _ = cv2.getTextSize("striped diamonds", _FONT, 1.0, 1)
-    # Never below 0.35 (about 8 px letters, still legible): small photos get labels wider than
-    # their cards rather than unreadable ones.
-    scale = float(np.clip(0.85 * card_w / ref_w, 0.35, max(1.0 * unit + 0.3, 0.35)))
+    # Labels: font sized so "striped diamonds" spans ~85% of a card. Never below 0.35 (about 8
+    # px letters, still legible): small cards get labels wider than themselves rather than
+    # unreadable ones (a photo's copy is drawn larger instead: annotation_scale).
+    scale = float(
+        np.clip(
+            _LABEL_SPAN * card_w / _reference_width(),
+            _SMALLEST_FONT,
+            max(1.0 * unit + 0.3, _SMALLEST_FONT),
+        )
+    )
     thick = max(1, round(scale * 1.6))
     placed: list[tuple[int, int, int, int]] = []
     for i, card in enumerate(table.cards):
