@@ -9,8 +9,10 @@ are its truth. A card counts as found when a detection's centre lies within a qu
 card's size of its centre (one detection per card). Seeded: the same windows on every run.
 
 Measured 2026-12-01 (seed 0, 2 per photo): 201 close-ups, 292 of 305 whole cards found (95.7%),
-12 close-ups missing a card, all pclewis (dark table, glare, hand shadows); ``--enlarge-to 640``:
-293 (96.1%), 11: the photo's size is not the cause (README, "Not fixed: close-ups").
+12 close-ups missing a card, all pclewis; ``--enlarge-to 640``: 293 (96.1%), 11: the photo's size
+was not the cause, the slant was (a crop's centre is not the camera's). With candidates scored
+under cameras off the image's centre too (``vision.detect.scoring.tilted_scores``): 299 (98.0%),
+5 close-ups missing a card, all pclewis.
 
     python scripts/eval_closeups.py [-v] [--per-photo 2] [--seed 0] [--enlarge-to PX]
 """

@@ -16,8 +16,11 @@ from vision.detect import find_cards
 from vision.negatives import load_review, score_negatives
 
 #: Measured 2026-11-30: 20 detections on 20 of the chips reviewed as showing no card (paper
-#: with print, a logo, stripes, wood grain, dark surfaces), none on unreviewed chips.
-MEASURED_FP_CHIPS = 20
+#: with print, a logo, stripes, wood grain, dark surfaces), none on unreviewed chips. 2026-12-01:
+#: 21, a sign's white letters at a slant, taken for a tilted card since candidates are scored
+#: under cameras off the image's centre too (``vision.detect.scoring.tilted_scores``: close-ups
+#: and steep shots lose far fewer cards).
+MEASURED_FP_CHIPS = 21
 
 
 def test_review_rows_are_valid() -> None:

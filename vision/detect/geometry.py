@@ -19,6 +19,7 @@ __all__ = [
     "NEXT",
     "PREV",
     "aspect_score",
+    "cropped_aspect_score",
     "clockwise",
     "corner_score",
     "inset",
@@ -257,6 +258,39 @@ def aspect_score(
         long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
         err = np.abs(np.log(long_short / LONG_OVER_SHORT))
         best = np.maximum(best, ramp(-err, lo, hi))
+    return best
+
+
+#: Cameras tried by :func:`cropped_aspect_score`, in units of the image's long side: focal
+#: lengths, and principal points offset from the image centre (across, down).
+CROP_FOCALS: Final = (0.85, 1.5, 2.5, 4.0)
+CROP_OFFSETS_X: Final = (-1.0, -0.5, 0.0, 0.5, 1.0)
+CROP_OFFSETS_Y: Final = (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)
+
+
+def cropped_aspect_score(quads: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """How card-shaped each quad is (N,) in [0, 1] if the image may be a crop of a larger
+    photo: the best :func:`aspect_score` over cameras whose principal point lies up to 1.5
+    image sizes off the image centre and whose focal length is 0.85 to 4 image sizes
+    (:data:`CROP_FOCALS`, :data:`CROP_OFFSETS_X`, :data:`CROP_OFFSETS_Y`).
+
+    A close-up cut from a photo of a table taken at 45 degrees keeps the perspective of its
+    cards' outlines, but its centre is no longer the camera's and its focal length, in its own
+    pixels, is longer; the image-centred camera of :func:`aspect_score` then reads a card as 2.3
+    times as long as wide, or nearly square. A quad whose opposite sides are parallel gains
+    nothing: its ratio is the same under every camera.
+    """
+    h, w = size
+    long_side = float(max(h, w))
+    best = np.zeros(len(quads))
+    for f in CROP_FOCALS:
+        for dy in CROP_OFFSETS_Y:
+            for dx in CROP_OFFSETS_X:
+                centre = np.array([w / 2.0 + dx * long_side, h / 2.0 + dy * long_side])
+                ratio = rect_ratio(quads, f * long_side, centre)
+                long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
+                err = np.abs(np.log(long_short / LONG_OVER_SHORT))
+                best = np.maximum(best, ramp(-err, -0.32, -0.18))
     return best
 
 
