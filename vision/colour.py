@@ -475,9 +475,10 @@ def card_colour(
       verified 0 -> 0, the table photos' cards 2 -> 2 of 1,043 (tomwhite, whose crops set
       :data:`INK_HUE_DEG`, 10 -> 8 of 13,488);
     * weighing every card of a table too changed no reading of the 1,399 cards of the
-      labelled photos (``scripts/evaluate.py --cv``) and cost 0.1 to 0.4 points of colour
-      under the warm and cast lights of ``scripts/evaluate_colour.py`` (0.8 points without a
-      check of the other cards' hues), so tables do without it.
+      labelled photos (``scripts/evaluate.py --cv``), but cost omega697's crops dealt into
+      tables 1.2 points of colour and, under the cast of ``scripts/evaluate_colour.py`` that
+      moves every ink towards green, up to 10 (tomwhite); checked by the other cards' hues, it
+      still cost 0.1 to 0.4 points there and gained nothing, so tables do without it.
 
     Args:
         colour_probs: (N, 3) float32 model probabilities, enum order (red, green, purple).

@@ -254,11 +254,15 @@ def aspect_score(
     lo, hi = (-0.15, -0.08) if strict else (-0.32, -0.18)
     best = np.zeros(len(quads))
     for f in (None, focal):
-        ratio = rect_ratio(quads, f, centre)
-        long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
-        err = np.abs(np.log(long_short / LONG_OVER_SHORT))
-        best = np.maximum(best, ramp(-err, lo, hi))
+        best = np.maximum(best, _ratio_score(rect_ratio(quads, f, centre), lo, hi))
     return best
+
+
+def _ratio_score(ratio: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """(N,) 1 where a width/height ratio's long/short is within ``exp(-hi)`` of a card's, 0
+    beyond ``exp(-lo)``, linear in the log between."""
+    long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
+    return ramp(-np.abs(np.log(long_short / LONG_OVER_SHORT)), lo, hi)
 
 
 #: Cameras tried by :func:`cropped_aspect_score`, in units of the image's long side: focal
@@ -288,9 +292,7 @@ def cropped_aspect_score(quads: np.ndarray, size: tuple[int, int]) -> np.ndarray
             for dx in CROP_OFFSETS_X:
                 centre = np.array([w / 2.0 + dx * long_side, h / 2.0 + dy * long_side])
                 ratio = rect_ratio(quads, f * long_side, centre)
-                long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
-                err = np.abs(np.log(long_short / LONG_OVER_SHORT))
-                best = np.maximum(best, ramp(-err, -0.32, -0.18))
+                best = np.maximum(best, _ratio_score(ratio, -0.32, -0.18))
     return best
 
 
