@@ -595,13 +595,8 @@ def process_photo(
     load_ms = _ms(t)
     table = seen = recognise(frame, classifier, **options)
     factor = _reduction(source, frame) if reduce else 1
-    if factor > 1:  # frame pixel x covers photo pixels f*x .. f*x + f - 1
-        table = replace(
-            table,
-            corners=(table.corners * factor + 0.5 * (factor - 1)).astype(np.float32),
-            width=table.width * factor,
-            height=table.height * factor,
-        )
+    if factor > 1:
+        table = _enlarged(table, factor)
     timings = {"load": load_ms, **table.timings_ms}
     annotated = None
     scale = 1
@@ -612,16 +607,22 @@ def process_photo(
         scale = annotation_scale(frame.shape, seen.corners)
         if scale > 1:  # cards too small for their labels: draw on the photo enlarged
             frame = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
-            seen = replace(
-                seen,
-                corners=(seen.corners * scale + 0.5 * (scale - 1)).astype(np.float32),
-                width=seen.width * scale,
-                height=seen.height * scale,
-            )
+            seen = _enlarged(seen, scale)
         # The frame is ours: no copy. A photo's legend may go beside it rather than over cards.
         annotated = draw_table(frame, seen, copy=False, legend_beside=True)
         timings["draw"] = _ms(t)
     return PhotoResult(replace(table, timings_ms=timings), annotated, scale)
+
+
+def _enlarged(table: Table, factor: int) -> Table:
+    """``table`` in the pixels of an image ``factor`` times its size, where its pixel x covers
+    pixels ``factor * x .. factor * x + factor - 1``."""
+    return replace(
+        table,
+        corners=(table.corners * factor + 0.5 * (factor - 1)).astype(np.float32),
+        width=table.width * factor,
+        height=table.height * factor,
+    )
 
 
 #: Smallest long side (px) of a JPEG decoded reduced by :func:`process_photo`.
