@@ -7,7 +7,7 @@ import numpy as np
 
 from tests.test_detect import _white_desk, rect_quad, render_card
 from vision.detect.geometry import clockwise
-from vision.detect.ink_cards import _crowded, _recentre
+from vision.detect.ink_cards import _crowded, _recentre, ink_cards
 from vision.detect.scoring import ink_offset
 
 
@@ -44,3 +44,15 @@ def test_a_side_beyond_the_card_is_mirrored_back_a_side_inside_it_is_not():
     assert err < 2.0 and new_offset[0] < 0.05
     # Mirrored, the left side would move out; the right side mirrored in makes it too narrow.
     assert np.array_equal(out[1], quads[1]) and new_offset[1] == offset[1]
+
+
+def test_symbols_chained_beyond_a_card_give_no_card_and_no_error():
+    # Four same-size symbols stacked at the printed pitch link into one chain, more than a
+    # card holds: no group is left. (Found on an omega697 chip, where find_cards raised.)
+    img = np.full((400, 400, 3), 235, np.uint8)
+    for k in range(4):
+        cv2.ellipse(img, (200, 110 + 60 * k), (55, 20), 0, 0, 360, (60, 160, 40), -1)
+    unplaced: list[np.ndarray] = []
+    quads, scores = ink_cards(img, np.zeros((0, 4, 2)), 400.0, np.array([200.0, 200.0]), 0.3,
+                              2000.0, unplaced)  # fmt: skip
+    assert quads.shape == (0, 4, 2) and scores.shape == (0,) and unplaced == []

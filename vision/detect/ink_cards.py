@@ -283,6 +283,8 @@ def ink_cards(
     if not symbols:
         return empty
     groups = sorted(_groups(symbols), key=lambda g: -symbols[g[0]][1])[:_MAX_GROUPS]
+    if not groups:  # every symbol in a chain of more than three: no card's group
+        return empty
     hyps, widths, spans, guesses = [], [], [], []
     for group in groups:
         mid = np.mean([symbols[k][0] for k in group], axis=0)
