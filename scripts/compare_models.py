@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import eval_classifier as ec  # noqa: E402
 import train_classifier as tc  # noqa: E402
 
-from vision.classify import CardClassifier  # noqa: E402
+from vision.classify import CROP_VERSION, CardClassifier  # noqa: E402
 from vision.errors import SetVisionError  # noqa: E402
 from vision.warp import warp_cards  # noqa: E402
 
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         entries = [parse_entry(e) for e in args.models]
     except ValueError as error:
         parser.error(str(error))
-    data, tables, photos = tc.load_real(), tc.load_tables(), ec.labelled_photos()
+    data = tc.load_real(crop_version=CROP_VERSION)
+    tables, photos = tc.load_tables(), ec.labelled_photos()
     rows: dict[str, dict[str, int]] = {}
     for name, folders in entries:
         try:

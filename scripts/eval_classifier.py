@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import train_classifier as tc  # noqa: E402
 
-from vision.classify import HEADS, CardClassifier  # noqa: E402
+from vision.classify import CROP_VERSION, HEADS, CardClassifier  # noqa: E402
 from vision.colour import card_colour, symbol_colours, table_colour  # noqa: E402
 from vision.decode import decode_table, tempered_log_probs  # noqa: E402
 from vision.warp import warp_cards  # noqa: E402
@@ -469,7 +469,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-write", action="store_true", help="do not update the results JSON")
     args = parser.parse_args(argv)
 
-    data = tc.load_real()
+    data = tc.load_real(crop_version=CROP_VERSION)  # the crops cut as well as we can
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.only in (None, "holdout"):
         model = CardClassifier(args.model)

@@ -103,6 +103,11 @@ CONTEXT_SHIFT = 0.03
 #: brighter half) learnt to tolerate the table round a card whose quad is too large, one trained
 #: on version 2's did not (models/README.md, "Retrained on version-2 crops").
 TRAIN_BALANCE = BALANCE_VERSION
+#: How the shared single-card crops were cut out for training (vision.classify.CROP_VERSIONS).
+#: The shipped model and its cross-validation models were trained on version 1's crops; the
+#: evaluation reads version 2's (CROP_VERSION), which no longer cut 163 of tomwhite's whole
+#: cards at a shadow's edge (models/README.md, "Cards cut out of chips").
+TRAIN_CROP = 1
 INPUT_H, INPUT_W = 125, 80
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -145,15 +150,18 @@ def label_positions(row: dict[str, str]) -> list[int]:
     return [LABELS[name].index(row[name]) for name in LABELS]
 
 
-def load_real(verbose: bool = True) -> dict[str, np.ndarray]:
+def load_real(verbose: bool = True, crop_version: int = TRAIN_CROP) -> dict[str, np.ndarray]:
     """All shared crops in the input space, cached: crops (N,250,160,3) uint8 BGR, labels (N,4),
-    source (N,) index into SOURCES, noisy (N,) bool, paths (N,) str."""
+    source (N,) index into SOURCES, noisy (N,) bool, paths (N,) str. ``crop_version``: how each
+    image is cut (vision.classify.crop_single_card's ``version``); rows are in crops.csv's order
+    whatever the version."""
     root = shared_datasets()
     assert root is not None
     with open(root / "crops.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     # The white balance's version keys the cache: crops made by another version are stale.
-    key = f"wb{TRAIN_BALANCE}" + "".join(r["path"] for r in rows)
+    key = f"wb{TRAIN_BALANCE}" + (f"crop{crop_version}" if crop_version != 1 else "")
+    key += "".join(r["path"] for r in rows)
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     base = cache_dir() / f"real-crops-{digest}"
     if not Path(f"{base}.npz").exists():
@@ -165,7 +173,7 @@ def load_real(verbose: bool = True) -> dict[str, np.ndarray]:
             image = cv2.imread(str(root / row["path"]), cv2.IMREAD_COLOR)
             if image is None:
                 raise FileNotFoundError(root / row["path"])
-            crops[i] = crop_single_card(image, balance_version=TRAIN_BALANCE)
+            crops[i] = crop_single_card(image, balance_version=TRAIN_BALANCE, version=crop_version)
             if verbose and i % 2000 == 0:
                 print(f"  cache {i}/{len(rows)} {time.time() - t0:.0f}s", flush=True)
         crops.flush()
@@ -759,6 +767,7 @@ def export(model, args, n_params, dropped, rendered, n_real, n_tables, left_out,
             "table_crops_used": n_tables,
             "batch_shares": {**SHARES, **({"context": CONTEXT_SHARE} if CONTEXT_SHARE else {})},
             "white_balance_version": TRAIN_BALANCE,
+            "crop_version": TRAIN_CROP,
             "holdout": "models/card_classifier_holdout.txt (1,000 real crops, never trained on)",
             "rendered_crops": 0 if rendered is None else len(rendered[1]),
             "noisy_rows_dropped": dropped,

@@ -112,6 +112,49 @@ def test_crop_single_card_cuts_a_card_out_of_its_background() -> None:
         crop_single_card(np.zeros((10, 10), np.uint8))
 
 
+def test_crop_single_card_warps_a_tilted_card_in_perspective() -> None:
+    # A card seen at a slant on a dark table (a trapezoid): version 2 maps its four corners to
+    # the crop's, so the symbol comes out level and centred; version 1's rectangle does not.
+    from tests.test_detect import paste, render_card
+
+    card, mask = render_card(count=1)
+    image = np.full((224, 144, 3), 45, np.uint8)
+    quad = np.array([[30, 22], [118, 14], [132, 206], [12, 196]], np.float32)
+    paste(image, card, mask, quad)
+    truth = cv2.resize(card, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_AREA)
+    new, old = crop_single_card(image), crop_single_card(image, version=1)
+    ink = cv2.cvtColor(truth, cv2.COLOR_BGR2GRAY) < 150  # the symbol where it should be
+    for crop, hit in ((new, 0.9), (old, None)):
+        share = float((cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[ink] < 150).mean())
+        if hit is None:
+            assert share < 0.8
+        else:
+            assert share > hit
+
+
+def test_crop_single_card_keeps_a_whole_card_a_shadow_crosses() -> None:
+    # A photo of the whole card whose lower half lies in shadow: the bright part is no card of
+    # its own (its edge runs through the symbols), so version 2 keeps the whole image, where
+    # version 1 cut the bright part out and lost a symbol.
+    image = np.full((267, 171, 3), (205, 215, 220), np.uint8)
+    for cy in (95, 170):
+        cv2.ellipse(image, (85, cy), (55, 22), 0, 0, 360, (60, 150, 40), 3)
+    image[170:] = (image[170:] * 0.62).astype(np.uint8)  # the edge halves the lower symbol
+
+    def whole_symbols(crop: npt.NDArray[np.uint8]) -> int:
+        """Ink outlines in the crop that do not run off its edge."""
+        ink = (cv2.cvtColor(crop, cv2.COLOR_BGR2HSV)[..., 1] > 100).astype(np.uint8)
+        n, _, stats, _ = cv2.connectedComponentsWithStats(ink)
+        x, y, w, h = (stats[1:, k] for k in range(4))
+        inside = (x > 0) & (y > 0) & (x + w < crop.shape[1]) & (y + h < crop.shape[0])
+        return int((inside & (stats[1:, 4] > 50)).sum())
+
+    assert whole_symbols(crop_single_card(image)) == 2
+    assert whole_symbols(crop_single_card(image, version=1)) == 1
+    with pytest.raises(ValueError, match="version"):
+        crop_single_card(image, version=3)
+
+
 def _outline_crop(bgr: tuple[int, int, int], thickness: int = 1) -> npt.NDArray[np.uint8]:
     """(125, 80, 3) uint8: white-balanced paper with one diamond outline in ``bgr``."""
     crop = np.full((125, 80, 3), PAPER_LEVEL, np.uint8)
