@@ -953,6 +953,12 @@ def crop(
     store = Store(annotations, data)
     rel = store.resolve(photo)
     image = load_image(store.data / rel)
+    h, w = image.shape[:2]
+    if x1 <= 0 or y1 <= 0 or x0 >= w or y0 >= h:
+        raise typer.BadParameter(
+            f"the region {x0:g} {y0:g} {x1:g} {y1:g} lies outside the photo ({w} x {h} px)"
+        )
+    past = x0 < 0 or y0 < 0 or x1 > w or y1 > h
     entry = store.get(rel)
     if show_cards and entry is not None:
         image = image.copy()
@@ -963,7 +969,7 @@ def crop(
     stem = rel.replace("/", "__").rsplit(".", 1)[0]
     path = out / f"{stem}.crop_{int(x0)}_{int(y0)}_{int(x1)}_{int(y1)}.png"
     cv2.imwrite(str(path), render_crop(image, (x0, y0, x1, y1), size))
-    typer.echo(str(path))
+    typer.echo(f"{path}" + (f" (the region runs past the photo's {w} x {h} px)" if past else ""))
 
 
 def _sheet_folder(out: Path) -> None:
@@ -1236,26 +1242,34 @@ def status(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every photo.")] = False,
     data: DataOpt = None,
 ) -> None:
-    """Photos and cards per source, reviewed or not."""
+    """Photos and cards per source: all of them, and those in reviewed photos (the ones
+    training and evaluation read)."""
     store = Store(annotations, data, existing=True)
-    total = [0, 0, 0, 0]
+    total = [0, 0, 0, 0, 0]
     for src in store.all_sources():
         photos = list(store.source(src).values())
         rev = [p for p in photos if p.reviewed]
-        cards = sum(len(p.cards) for p in rev)
-        partial = sum(c.partial for p in rev for c in p.cards)
-        typer.echo(
-            f"{src:12s} photos {len(photos):3d}  reviewed {len(rev):3d}  "
-            f"cards {cards:4d} (partial {partial})"
+        counts = (
+            len(photos),
+            len(rev),
+            sum(len(p.cards) for p in photos),
+            sum(len(p.cards) for p in rev),
+            sum(c.partial for p in rev for c in p.cards),
         )
-        for i, v in enumerate((len(photos), len(rev), cards, partial)):
+        typer.echo(_status_line(src, counts))
+        for i, v in enumerate(counts):
             total[i] += v
         if verbose:
             for p in sorted(photos, key=lambda p: p.path):
                 typer.echo(f"    {'R' if p.reviewed else '-'} {len(p.cards):3d}  {p.path}")
-    typer.echo(
-        f"{'total':12s} photos {total[0]:3d}  reviewed {total[1]:3d}  "
-        f"cards {total[2]:4d} (partial {total[3]})"
+    typer.echo(_status_line("total", tuple(total)))
+
+
+def _status_line(name: str, counts: tuple[int, ...]) -> str:
+    photos, reviewed, cards, reviewed_cards, partial = counts
+    return (
+        f"{name:12s} photos {photos:3d}  reviewed {reviewed:3d}  cards {cards:4d} "
+        f"(in reviewed photos {reviewed_cards}, partial {partial})"
     )
 
 

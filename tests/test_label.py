@@ -157,6 +157,10 @@ def test_add_set_partial_remove_and_review_cycle(photo_dir: Path, tmp_path: Path
     assert "reviewed=True" in result.output
     invoke(photo_dir, tmp_path, "crop", "two.png", "100", "50", "300", "250", "--out", str(out))
     assert any("crop_100_50_300_250" in p.name for p in out.iterdir())
+    result = invoke(
+        photo_dir, tmp_path, "crop", "two.png", "0", "0", "5000", "5000", "--out", str(out)
+    )
+    assert "runs past the photo's 640 x 480 px" in result.output
 
 
 def test_edits_clear_the_reviewed_flag(photo_dir: Path, tmp_path: Path) -> None:
@@ -188,7 +192,13 @@ def test_seed_simple_then_copy_from_and_status(photo_dir: Path, tmp_path: Path) 
     assert "skip tables/synth/two.png (reviewed; --force replaces" in result.output
     assert "tables/synth/empty.png: 0 cards" in result.output
     result = invoke(photo_dir, tmp_path, "status", "-v")
-    assert "synth        photos   3  reviewed   2  cards    4 (partial 0)" in result.output
+    assert (
+        "synth        photos   3  reviewed   2  cards    4 (in reviewed photos 4, partial 0)"
+        in result.output
+    )
+    invoke(photo_dir, tmp_path, "add-card", "empty.png", *[str(v) for v in CARD.ravel()])
+    result = invoke(photo_dir, tmp_path, "status")  # trial 6: unreviewed cards counted as 0
+    assert "photos   3  reviewed   2  cards    5 (in reviewed photos 4, partial 0)" in result.output
 
 
 def test_add_rects_and_negative_photos(photo_dir: Path, tmp_path: Path) -> None:
@@ -283,6 +293,30 @@ def test_errors_are_one_line_on_stderr(photo_dir: Path, tmp_path: Path) -> None:
         assert message in lines[0]
 
 
+def test_an_unreadable_photo_is_a_one_line_error_in_every_command(
+    photo_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty and a truncated photo: review, crop, add-card (with --snap), add-rects and
+    # copy-from raised a SetVisionError traceback (trial 6); seed already said it in one line.
+    folder = photo_dir / "tables" / "synth"
+    (folder / "zero.jpg").write_bytes(b"")
+    whole = cv2.imencode(".jpg", draw_table([CARD]))[1].tobytes()
+    (folder / "cut.jpg").write_bytes(whole[: len(whole) // 3])
+    where = ["--annotations", str(tmp_path / "ann"), "--data", str(photo_dir)]
+    card = [str(v) for v in CARD.ravel()]
+    invoke(photo_dir, tmp_path, "add-card", "two.png", *card)  # copy-from's source
+    for name in ("tables/synth/zero.jpg", "tables/synth/cut.jpg"):
+        for args in (
+            ["review", name, "--out", str(tmp_path / "sheets")],
+            ["crop", name, "0", "0", "50", "50", "--out", str(tmp_path / "sheets")],
+            ["add-card", name, *card, "--snap"],
+            ["add-rects", name, "10", "10", "60", "90"],
+            ["copy-from", name, "two.png"],
+        ):
+            line = _one_line_error(capsys, [*args, *where])
+            assert name in line and "no photo matches" not in line, line
+
+
 def _one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
     from vision.cli import run_app
 
@@ -303,6 +337,7 @@ def test_bad_arguments_are_one_line_errors_not_tracebacks(
         (["crop", "two.png", "100", "100", "100", "100", *where], "X0 < X1"),  # was ZeroDivision
         (["crop", "two.png", "0", "0", "50", "nan", *where], "X0 < X1"),
         (["crop", "two.png", "0", "0", "50", "50", "--size", "0", *where], "--size"),
+        (["crop", "two.png", "700", "0", "900", "50", *where], "outside the photo (640 x 480"),
         (["review", "two.png", "--out", str(tmp_path / "afile" / "x"), *where], "is a file"),
         (["review", "two.png", "--max-side", "-5", *where], "--max-side"),
         (["status", "--annotations", str(tmp_path / "typo")], "no folder"),  # not "0 photos"

@@ -213,7 +213,8 @@ def run(args: list[str] | None = None) -> int:
 
 def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) -> int:
     """Run a typer app with every usage or parameter error as one line on stderr:
-    ``PROG: error: ...``, and the exit code click gives it (2 for usage errors).
+    ``PROG: error: ...``, and the exit code click gives it (2 for usage errors); a
+    :class:`vision.errors.SetVisionError` that reaches it (bad input) is one line too, exit 2.
 
     Args:
         typer_app: the app (``setvision``'s, or a script's such as ``scripts/label.py``).
@@ -259,6 +260,9 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     except typer.Abort:
         typer.echo(f"{prog}: error: aborted", err=True)
         return 1
+    except SetVisionError as exc:  # bad input a command did not catch (an unreadable photo)
+        typer.echo(f"{prog}: error: {' '.join(str(exc).split())}", err=True)
+        return 2
     return code if isinstance(code, int) else 0
 
 
