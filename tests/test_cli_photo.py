@@ -518,6 +518,9 @@ def test_greyscale_photo_reports_every_colour_uncertain(
     assert "no colour (greyscale" in text.stdout
     assert "rests on uncertain" in text.stdout  # each SET says it is a guess
     assert not any(word in text.stdout for word in (" red ", " green ", " purple "))
+    # 2 green and 2 red solid ovals: alike without colour, but no repeat (trial 6 was told
+    # "duplicate readings ... resolved by the deck").
+    assert not any(c["duplicate"] for c in cards) and "duplicate" not in text.stdout
 
 
 @pytest.mark.parametrize("gains", [(0.75, 0.9, 1.0), (0.94, 1.2, 1.35)])

@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from vision.cards import parse_card
-from vision.pipeline import STAGES, Table, colourless, grid_positions, reading_order, recognise
+from vision.pipeline import (
+    STAGES,
+    Table,
+    colourless,
+    colourless_repeats,
+    grid_positions,
+    reading_order,
+    recognise,
+)
 
 from ._pipeline_fakes import (
     FakeClassifier,
@@ -284,3 +292,23 @@ def test_a_reading_on_clipped_paper_is_not_sharpened(
     assert table.cards == tuple(cards)
     assert table.confidences[0] > 0.95 and not table.uncertain[0]
     assert table.confidences[1] == pytest.approx(0.8, abs=0.01) and table.uncertain[1]
+
+
+@pytest.mark.parametrize(
+    ("readings", "repeats"),
+    [
+        ([], []),
+        ([(1, 0, 2, 0)], [False]),
+        ([(1, 0, 2, 0)] * 3, [False] * 3),  # one card's three colours
+        ([(1, 0, 2, 0)] * 4, [True] * 4),  # more than a deck holds
+        ([(1, 0, 2, 0)] * 4 + [(2, 1, 0, 0)], [True] * 4 + [False]),
+        ([(0, 0, 0, 0), (0, 2, 0, 0), (0, 1, 0, 1)], [False] * 3),
+    ],
+)
+def test_colourless_repeats_count_without_colour(readings, repeats) -> None:
+    probs = np.full((len(readings), 4, 3), 0.1, np.float32)
+    for i, card in enumerate(readings):
+        for head, value in enumerate(card):
+            probs[i, head, value] = 0.8
+    probs[:, 1] = 1 / 3  # no colour read
+    assert colourless_repeats(probs).tolist() == repeats

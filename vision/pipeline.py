@@ -98,7 +98,9 @@ class Table:
             fill; values in enum order) after table-level colour fusion.
         model_probabilities: (N, 4, 3) float32, the classifier's own probabilities.
         uncertain: (N,) bool, confidence below the threshold.
-        duplicates: (N,) bool, the card's best reading was also another card's.
+        duplicates: (N,) bool, the card's best reading was also another card's (on a
+            colourless photo: its count, shape and fill were more than three cards',
+            :func:`colourless_repeats`).
         sets: every SET as sorted triples of card positions (0-based) in ``cards``.
         timings_ms: milliseconds per stage (:data:`STAGES`), for the stages that ran.
         mixed_decks: decoded allowing repeated cards (several decks mixed).
@@ -490,6 +492,10 @@ def recognise(
     )
     timings["colour"] = _ms(t)
 
+    duplicates = decoded.duplicates
+    if greyscale:  # colour unknown: cards read alike may be the three colours of one card
+        duplicates = colourless_repeats(fused)
+
     t = time.perf_counter()
     sets = tuple(find_sets(decoded.cards))
     timings["rules"] = _ms(t)
@@ -505,12 +511,24 @@ def recognise(
         probabilities=fused,
         model_probabilities=model,
         uncertain=decoded.uncertain,
-        duplicates=decoded.duplicates,
+        duplicates=duplicates,
         sets=sets,
         timings_ms=timings,
         mixed_decks=mixed_decks,
         colourless=greyscale,
     )
+
+
+def colourless_repeats(probabilities: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """(N,) bool: cards read alike on a photo with no colour to read. A deck holds each count,
+    shape and fill three times, once per colour (the rules), so a card is a repeat only when
+    more than three cards share its best count, shape and fill. ``probabilities``: (N, 4, 3)
+    float32, heads count, colour, shape, fill."""
+    if len(probabilities) == 0:
+        return np.zeros(0, dtype=bool)
+    best = probabilities.argmax(axis=2)[:, [0, 2, 3]]
+    key = best @ np.array([9, 3, 1])
+    return np.bincount(key, minlength=27)[key] > 3
 
 
 def clipped_paper(
