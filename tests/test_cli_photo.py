@@ -150,6 +150,12 @@ def test_heic_photos_in_a_folder_are_said_not_read(tmp_path: Path) -> None:
         f"setvision: warning: {folder}: 2 HEIC/HEIF/AVIF photos not read (OpenCV cannot read "
         "them); export them as JPEG or PNG\n"
     )
+    # A video beside them was passed over in silence (trial 6), where given by name it is
+    # refused ("... is a video, not a photo").
+    (folder / "clip.MP4").write_bytes(b"\x00\x00\x00\x18ftypisom" + bytes(16))
+    mixed = run(str(folder), "--no-image")
+    assert mixed.exit_code == 0 and "4 cards, 1 SET" in mixed.stdout
+    assert "; 1 video not read (setvision photo reads still images)\n" in mixed.stderr
 
 
 def test_json_of_a_name_that_is_not_utf8_is_valid_unicode(tmp_path: Path) -> None:
@@ -1192,6 +1198,11 @@ def test_folders_made_for_the_copy_are_said(tmp_path: Path) -> None:
     again = run(str(src), "--out", str(tmp_path / "new" / "deeper" / "b.jpg"), "--json")
     assert again.exit_code == 0 and "created the folder" not in again.stderr
     json.loads(again.stdout)  # stdout stays one JSON object
+    # Workers each making the folder for their copy: said once (trial 6 saw it twice).
+    many = [str(photo(tmp_path / f"t{i}.jpg")) for i in range(4)]
+    jobs = run(*many, "--jobs", "2", "--out", f"{tmp_path / 'jobs'}/")
+    assert jobs.exit_code == 0, jobs.output
+    assert jobs.stderr.count("created the folder") == 1, jobs.stderr
 
 
 def test_a_quoted_tilde_in_out_is_the_home_folder(
@@ -1240,6 +1251,8 @@ def _card_of(side: float, x: float = 0.0) -> dict:
     [
         (160, 90, [], "only 160 x 90 px: cards under about 18 x 28 px are not found"),
         (1600, 900, [], None),  # no cards in a photo of a good size: nothing to add
+        (20000, 50, [], "only 20000 x 50 px"),  # a strip: no card fits across it
+        (2000, 80, [], None),
         (200, 112, [20, 21, 19], "only about 20 px across"),
         (400, 225, [40, 41, 39], None),
         (4000, 3000, [300, 310, 20], None),  # one far card is small: the median decides

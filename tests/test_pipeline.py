@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import cv2
 import numpy as np
 import pytest
 
@@ -190,6 +191,26 @@ def test_colourless_greyscale_and_one_tint(
     inks: list[tuple[int, int, int]], expected: bool
 ) -> None:
     assert colourless(_inked_crops(inks)) is expected
+
+
+@pytest.mark.parametrize(
+    ("ink", "cards", "expected"),
+    [
+        ((150, 185, 150), 1, False),  # one faint green outline, 0.6 % of the card's pixels
+        ((150, 185, 150), 2, False),
+        ((150, 150, 150), 1, True),  # the same outline in grey
+        ((150, 150, 150), 2, True),
+    ],
+)
+def test_a_thin_outline_on_one_or_two_cards_has_colour(
+    ink: tuple[int, int, int], cards: int, expected: bool
+) -> None:
+    # A photo cropped to one card with a faint open outline was read colourless: its ink was
+    # under the inkiest 1 % of the pixels (2026-12, a new user's single-card crops).
+    crops = np.full((cards, 250, 160, 3), 235, np.uint8)
+    for crop in crops:
+        cv2.ellipse(crop, (80, 125), (54, 24), 0, 0, 360, ink, 1)
+    assert colourless(crops) is expected
 
 
 @pytest.mark.parametrize(

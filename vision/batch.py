@@ -198,18 +198,26 @@ def same_photos(paths: Sequence[Path]) -> list[list[Path]]:
 
 
 def unreadable_photos(folder: Path, *, recursive: bool = False) -> str:
-    """The HEIC/HEIF/AVIF photos of ``folder`` (:data:`vision.io.UNREADABLE_EXTENSIONS`) that
-    no folder listing reads, said to the user: "2 HEIC/HEIF/AVIF photos not read (OpenCV cannot
-    read them); export them as JPEG or PNG"; "" for none."""
-    from vision.io import UNREADABLE_EXTENSIONS, list_images
+    """The files of ``folder`` that no folder listing reads, said to the user: its HEIC/HEIF/AVIF
+    photos (:data:`vision.io.UNREADABLE_EXTENSIONS`), "2 HEIC/HEIF/AVIF photos not read (OpenCV
+    cannot read them); export them as JPEG or PNG", and its videos
+    (:data:`vision.io.VIDEO_EXTENSIONS`), "1 video not read (setvision photo reads still
+    images)"; "" for none."""
+    from vision.io import UNREADABLE_EXTENSIONS, VIDEO_EXTENSIONS, list_images
 
+    said = []
     n = len(list_images(folder, recursive=recursive, extensions=UNREADABLE_EXTENSIONS))
-    if n == 0:
-        return ""
-    return (
-        f"{n} HEIC/HEIF/AVIF photo{'s' if n != 1 else ''} not read (OpenCV cannot read "
-        f"{'them' if n != 1 else 'it'}); export {'them' if n != 1 else 'it'} as JPEG or PNG"
-    )
+    if n:
+        said.append(
+            f"{n} HEIC/HEIF/AVIF photo{'s' if n != 1 else ''} not read (OpenCV cannot read "
+            f"{'them' if n != 1 else 'it'}); export {'them' if n != 1 else 'it'} as JPEG or PNG"
+        )
+    n = len(list_images(folder, recursive=recursive, extensions=VIDEO_EXTENSIONS))
+    if n:
+        said.append(
+            f"{n} video{'s' if n != 1 else ''} not read (setvision photo reads still images)"
+        )
+    return "; ".join(said)
 
 
 def annotated_path(photo: Path, out: Path | None, many: bool, folder: bool = False) -> Path:

@@ -174,6 +174,7 @@ def photo_command(
     }
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     said: set[str] = set()
+    created_folders: set[str] = set()  # said once: two workers may both make the same one
     for number, outcome in enumerate(_progress(stream, len(planned), enabled=len(planned) > 1)):
         flush(number)
         if outcome.result is not None:  # read, even if writing its copy then failed
@@ -207,7 +208,9 @@ def photo_command(
                 _print_table(
                     outcome.result, outcome.written, outcome.extra.get("annotated_scale", 1)
                 )
-            if (created := outcome.extra.get("created_folder")) is not None:
+            created = outcome.extra.get("created_folder")
+            if created is not None and str(created) not in created_folders:
+                created_folders.add(str(created))
                 _note(f"created the folder {created} for the annotated copy")
         elif as_json:  # not read: a line for it too, so a script sees every photo it gave
             typer.echo(_json_line(_json_error(outcome.photo, outcome.error)))
@@ -320,6 +323,9 @@ SMALL_CARD_PX = 28
 #: copy of a 12-card table: none found; close-ups of 2 cards at 365 x 235 px can be missed for
 #: other reasons, so the size is not blamed there).
 SMALL_PHOTO_PX = 300
+#: Short side (px) of a photo in which no card was found under which its size is said too
+#: (a 20000 x 50 strip: a card in it would be under 50 px long).
+THIN_PHOTO_PX = 75
 
 
 def size_warning(result: dict[str, Any]) -> str | None:
@@ -332,7 +338,7 @@ def size_warning(result: dict[str, Any]) -> str | None:
     width, height = int(result.get("width", 0)), int(result.get("height", 0))
     cards = result.get("cards", [])
     if not cards:
-        if 0 < max(width, height) < SMALL_PHOTO_PX:
+        if 0 < max(width, height) < SMALL_PHOTO_PX or 0 < min(width, height) < THIN_PHOTO_PX:
             return (
                 f"the photo is only {width} x {height} px: cards under about 18 x 28 px are not "
                 "found; use a larger photo if its cards are that small"
@@ -447,6 +453,8 @@ def _print_table(result: dict[str, Any], written: Path | None, scale: int = 1) -
             notes.append("[magenta]duplicate reading[/magenta]")
         if card.get("partial"):
             notes.append("cut by the photo edge")
+        if card.get("fills_photo"):
+            notes.append("the whole photo (no card outline in it)")
         position = f"row {card.get('row', '?')}, col {card.get('col', '?')}"
         rows.append((str(card["id"]), position, card["label"], conf, ", ".join(notes)))
     noted = any(row[-1] for row in rows)

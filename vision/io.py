@@ -61,6 +61,10 @@ IMAGE_EXTENSIONS: Final = frozenset(
 #: by :func:`list_images`, but counted by ``setvision photo`` so that a folder of them is not
 #: passed over in silence.
 UNREADABLE_EXTENSIONS: Final = frozenset({".heic", ".heif", ".hif", ".avif"})
+#: Extensions of video files: a folder's videos are not photos, and are said to be skipped.
+VIDEO_EXTENSIONS: Final = frozenset(
+    {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".wmv", ".mpg", ".mpeg", ".3gp", ".mts"}
+)
 #: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
 MAX_PIXELS: Final = 150_000_000
 #: Default file size limit in bytes (no photo is this large; a video or disk image might be).

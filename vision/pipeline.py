@@ -187,8 +187,10 @@ class Table:
         """The ``setvision photo --json`` object for this table (ids are 1-based positions).
 
         Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
-        "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial", "row",
-        "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``, plus ``"mixed_decks"`` and
+        "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial",
+        "fills_photo", "row", "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``
+        (``fills_photo``: the card is the whole photo, cropped to it, found without an outline:
+        :func:`vision.detect.whole_frame.card_filling_frame`), plus ``"mixed_decks"`` and
         ``"colourless"`` (a greyscale photo: no colour can be read, so each card's ``"colour"``
         is null, its label says "(colour?)", and the SETs are guesses); a duplicate card also
         has ``"first_read"``, the label it was read as before the one-deck decoding.
@@ -212,6 +214,7 @@ class Table:
                     "duplicate": bool(self.duplicates[i]),
                     **self._first_read(i),
                     "partial": bool(self.partial[i]),
+                    "fills_photo": fills_frame(quad, self.width, self.height),
                     "row": int(grid[i, 0]),
                     "col": int(grid[i, 1]),
                 }
@@ -226,6 +229,14 @@ class Table:
             "mixed_decks": bool(self.mixed_decks),
             "colourless": bool(self.colourless),
         }
+
+
+def fills_frame(quad: npt.NDArray[np.float32], width: int, height: int) -> bool:
+    """Whether a card's (4, 2) corners are the frame's own (within 1.5 px): a photo cropped to
+    one card, which :func:`vision.detect.find_cards` takes whole when it finds no outline."""
+    frame = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]])
+    q = np.asarray(quad, np.float64)
+    return bool(all(np.linalg.norm(q - c, axis=1).min() <= 1.5 for c in frame))
 
 
 def reading_order(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
@@ -298,6 +309,15 @@ def _default_detector() -> Detector:
 #: (clipped highlights, JPEG): 63 % of them are under 20.
 COLOURLESS_CHROMA = 20
 
+#: With one or two cards, the chroma that the inkiest 0.3 % of their pixels must reach (the
+#: percentile, and the chroma). Measured on single cards (the shared chips, every 6th verified
+#: one, 2,592, each whole chip read as one card): the inkiest 1 % is under 20 on 67 of them
+#: (faint open outlines, read colourless until 2026-12), the inkiest 0.3 % 13 at the least; the
+#: same chips turned grey (JPEG 90): 0. A tinted photo of one or two cards is not told apart
+#: (the one-hue rule below needs 3 cards).
+FEW_CARDS_PERCENTILE = 99.7
+FEW_CARDS_CHROMA = 8
+
 #: Under this chroma (as :data:`COLOURLESS_CHROMA`), a table of 3 or more cards whose inks all
 #: lie within :data:`ONE_HUE_DEGREES` of one hue is taken for a monochrome photo tinted by one
 #: colour (sepia, a filter). Measured as above: a real table of one ink colour (all purple)
@@ -359,6 +379,8 @@ def colourless(
     sample = np.ascontiguousarray(crops[:, ::4, ::4])
     b, g, r = sample[..., 0], sample[..., 1], sample[..., 2]  # whole-array ops, not per-pixel rows
     chroma = np.maximum(np.maximum(b, g), r).astype(np.int16) - np.minimum(np.minimum(b, g), r)
+    if len(crops) < 3:  # a card's thin outline can be under 1 % of its pixels
+        return float(np.percentile(chroma, FEW_CARDS_PERCENTILE)) < FEW_CARDS_CHROMA
     inkiest = float(np.percentile(chroma, 99))
     if inkiest < COLOURLESS_CHROMA:
         return True

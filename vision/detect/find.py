@@ -53,6 +53,7 @@ from vision.detect.select import (
     split_at_notches,
 )
 from vision.detect.shaded import extend_sides
+from vision.detect.whole_frame import FRAME_SCORE, card_filling_frame
 
 __all__ = ["find_cards"]
 
@@ -110,7 +111,10 @@ def find_cards(
         :class:`CardDetections` in frame pixels; ``CardDetections.empty()`` when none is found.
         A card whose outline runs along the frame edge is reported, flagged ``partial``, only
         while it still has a card's shape (cut by a few pixels); cards cut further are left
-        out. Use :meth:`CardDetections.whole` to drop the partial ones.
+        out. Use :meth:`CardDetections.whole` to drop the partial ones. When the frame itself
+        is one card (a photo cropped to it: :func:`vision.detect.whole_frame.card_filling_frame`)
+        and nothing found is half the frame's size or more, that card alone is reported, with
+        the frame's corners, whole, scored :data:`vision.detect.whole_frame.FRAME_SCORE`.
 
     Raises:
         ValueError: if ``frame`` is not an (H, W, 3) uint8 array.
@@ -123,9 +127,18 @@ def find_cards(
     if min(frame.shape[:2]) < 16:
         return CardDetections.empty()
     found, shrunk, small, k = _search(frame, min_score)
-    if not second_look:
-        return found
-    return look_again(shrunk, small, k, found, lambda copy: _search(copy, min_score)[0])
+    if second_look:
+        found = look_again(shrunk, small, k, found, lambda copy: _search(copy, min_score)[0])
+    # A photo cropped to one card has no outline to find; what is found in it instead (a
+    # symbol's outline, a shadow's edge) is smaller than half the frame: no card holds a card.
+    frame_area = float(frame.shape[0] * frame.shape[1])
+    if min_score <= FRAME_SCORE and (quad_area(found.corners) < 0.5 * frame_area).all():
+        whole = card_filling_frame(frame)
+        if whole is not None:
+            return CardDetections(
+                whole[None], np.array([FRAME_SCORE], np.float32), np.zeros(1, np.bool_)
+            )
+    return found
 
 
 def _search(

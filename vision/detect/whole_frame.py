@@ -1,0 +1,133 @@
+"""A photo that is one card: cropped to the card, so no outline of it shows.
+
+A card photographed from close up and cropped to its edges (a phone's crop tool, a scan, the
+chips of the shared crop datasets) has no side for the contour search to find: the frame's
+edges are the card's. When nothing else is found, the frame itself is taken for a card if it
+looks like one of SET's, seen square on:
+
+* a card's proportions (57 x 89 mm: 1.56; :data:`FRAME_ASPECT` allows for a loose crop);
+* a paper border: the band along the frame's edges is light and even (:data:`PAPER_LEVEL`,
+  :data:`PAPER_UNEVEN`); the frame is white-balanced on it;
+* SET's symbols, and nothing else: 1 to 3 ink blobs of one size, stacked at the printed pitch
+  (:func:`vision.detect.ink_cards` groups them), each about 0.68 of the card's width long
+  (:data:`SYMBOL_WIDTH`), lying across the card, centred on it (:data:`SYMBOL_CENTRE`) and
+  ending well inside the frame.
+
+Measured on the shared chips and negatives (``models/README.md`` is the classifier's card;
+the figures are in the project README, "Detection").
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.detect.geometry import order_corners
+from vision.detect.ink_cards import _groups, _symbols
+
+__all__ = ["FRAME_SCORE", "card_filling_frame"]
+
+#: Long side over short side of a frame that may be one card (a card is 1.56; crops of one
+#: in the shared datasets are 1.45 to 1.7).
+FRAME_ASPECT: Final = (1.3, 1.9)
+#: The frame is searched as a portrait image of this size (px, width x height).
+_WORK: Final = (160, 250)
+#: Share of the short side that the border band along the frame's edges spans.
+_BAND: Final = 0.08
+#: The band's median grey (the per-pixel minimum of B, G, R) is at least this share of the
+#: frame's 98th percentile grey: paper, the lightest thing on a card.
+PAPER_LEVEL: Final = 0.7
+#: At most this share of the band may be off its median grey by more than a quarter.
+PAPER_UNEVEN: Final = 0.2
+#: A symbol's long side over the card's width (0.62-0.73 across deck editions, see
+#: :mod:`vision.detect.ink_cards`), with room for a loose crop.
+SYMBOL_WIDTH: Final = (0.45, 0.9)
+#: Largest offset of the symbols' centre from the frame's, as shares of its width and height
+#: (one symbol of two missed puts it 0.15 of the height off).
+SYMBOL_CENTRE: Final = (0.15, 0.2)
+#: Symbols lie across a portrait card: their long axis within this many degrees of level.
+_SYMBOL_TILT_DEG: Final = 35.0
+#: A symbol's ends keep at least this share of the width from the frame's sides (3 px of the
+#: working copy: one touching a side was cut by it; a card's end about 0.16 from its sides).
+_SYMBOL_MARGIN: Final = 0.02
+#: Two blobs spanning at most this share of the larger's length across are one symbol.
+_SAME_SYMBOL: Final = 0.75
+#: Score of a frame taken for a card (the contour search's own scores are not comparable).
+FRAME_SCORE: Final = 0.6
+
+
+def card_filling_frame(frame: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32] | None:
+    """The frame's corners, when the frame is itself one SET card (see the module docstring).
+
+    Args:
+        frame: (H, W, 3) uint8 BGR image.
+
+    Returns:
+        (4, 2) float32 corners (x, y) in frame pixels ordered TL, TR, BR, BL of the card in
+        portrait orientation (:class:`vision.detect.CardDetections`), or None.
+    """
+    h, w = frame.shape[:2]
+    if min(h, w) < 16 or not FRAME_ASPECT[0] <= max(h, w) / min(h, w) <= FRAME_ASPECT[1]:
+        return None
+    portrait = frame if h >= w else cv2.rotate(frame, cv2.ROTATE_90_CLOCKWISE)
+    work = cv2.resize(portrait, _WORK, interpolation=cv2.INTER_AREA)
+    balanced = _paper_border(work)
+    if balanced is None or not _one_card_of_symbols(balanced):
+        return None
+    quad = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    return order_corners(quad[None])[0].astype(np.float32)
+
+
+def _paper_border(work: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
+    """The portrait image white-balanced on the band along its edges, when that band is paper:
+    light (its median grey, the per-pixel minimum of B, G, R, at least :data:`PAPER_LEVEL` of
+    the image's 98th percentile) and even (at most :data:`PAPER_UNEVEN` of it off its median
+    by more than a quarter); else None. A colour cast tints paper, so its hue is not asked."""
+    grey = work.min(axis=2).astype(np.float32)
+    band = np.zeros(grey.shape, bool)
+    m = max(2, round(_BAND * _WORK[0]))
+    band[:m], band[-m:], band[:, :m], band[:, -m:] = True, True, True, True
+    light = float(np.percentile(grey, 98))
+    level = float(np.median(grey[band]))
+    if light <= 40 or level < PAPER_LEVEL * light:
+        return None
+    if float((np.abs(grey[band] - level) > 0.25 * level).mean()) > PAPER_UNEVEN:
+        return None
+    paper = np.median(work[band].astype(np.float32), axis=0)
+    gains = float(paper.max()) / np.maximum(paper, 1.0)
+    return np.clip(work.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+
+
+def _one_card_of_symbols(work: npt.NDArray[np.uint8]) -> bool:
+    """Whether a portrait image shows SET symbols as one card prints them: 1 to 3 ink blobs of
+    a symbol's size (:data:`SYMBOL_WIDTH`) in one stack, level and centred."""
+    width, height = _WORK
+    found = [
+        s
+        for s in _symbols(work, SYMBOL_WIDTH[0] * width, np.zeros((0, 4, 2)))
+        if s[1] <= SYMBOL_WIDTH[1] * width
+    ]
+    # One per symbol: a faint outline's two halves, or a striped symbol's stripes, can be blobs
+    # of their own. Two blobs are one symbol when together they are no taller than
+    # _SAME_SYMBOL of its length (a symbol is about twice as long as tall; stacked symbols
+    # are 0.69 of their length apart, so two of them span over 1.1 lengths).
+    symbols: list[tuple] = []
+    for s in sorted(found, key=lambda s: -s[1]):
+        if all(
+            np.linalg.norm(s[0] - t[0]) + 0.5 * (s[3] + t[3]) > _SAME_SYMBOL * t[1] for t in symbols
+        ):
+            symbols.append(s)
+    if not 1 <= len(symbols) <= 3 or len(_groups(symbols)) != 1:
+        return False
+    level = np.cos(np.radians(_SYMBOL_TILT_DEG))
+    if not all(abs(float(s[2][0])) >= level for s in symbols):
+        return False
+    ends = [s[0][0] + side * 0.5 * s[1] * abs(float(s[2][0])) for s in symbols for side in (-1, 1)]
+    if min(ends) < _SYMBOL_MARGIN * width or max(ends) > (1 - _SYMBOL_MARGIN) * width:
+        return False  # a symbol runs off the frame: a card cut by it, or no card
+    centre = np.mean([s[0] for s in symbols], axis=0)
+    off = np.abs(centre - np.array([width / 2, height / 2])) / np.array([width, height])
+    return bool((off <= np.array(SYMBOL_CENTRE)).all())
