@@ -31,7 +31,7 @@ from vision.detect.geometry import (
 from vision.detect.lines import snap_lines
 from vision.detect.scoring import ink_centres, ink_offset, probe_scores, white_surround
 
-__all__ = ["ink_cards"]
+__all__ = ["find_symbols", "group_symbols", "ink_cards"]
 
 #: Symbol width over card width (the short side), see the module docstring.
 _SYMBOL_OVER_WIDTH: Final = 0.68
@@ -56,9 +56,17 @@ _RECENTRE_OFFSET: Final = 0.15
 _MAX_GROUPS: Final = 30
 
 
-def _symbols(small: np.ndarray, min_len: float, taken: np.ndarray) -> list[tuple]:
-    """Symbol-like ink blobs outside the ``taken`` quads: (centre (2,), long side px, unit
-    long axis (2,), short side px) each.
+def find_symbols(small: np.ndarray, min_len: float, taken: np.ndarray) -> list[tuple]:
+    """Symbol-like ink blobs outside the ``taken`` quads.
+
+    Args:
+        small: (H, W, 3) uint8 BGR image.
+        min_len: smallest blob extent (px) looked at.
+        taken: (M, 4, 2) quads whose blobs are skipped (the symbols of cards found already).
+
+    Returns:
+        One tuple per blob whose rotated box is 1.5 to 3.4 times as long as wide: centre (2,)
+        float64 (x, y) px, long side px, unit long axis (2,) float64, short side px.
 
     Ink is a coloured pixel (saturation above 0.22, not black) or a thin dark stroke with a
     little colour (a black-hat response over 14 levels): outlines of open symbols."""
@@ -100,7 +108,7 @@ def _symbols(small: np.ndarray, min_len: float, taken: np.ndarray) -> list[tuple
     return out
 
 
-def _groups(symbols: list) -> list[list[int]]:
+def group_symbols(symbols: list) -> list[list[int]]:
     """Symbols grouped into cards: same size, parallel, stacked across their long axis at the
     printed pitch (chains of at most 3; a symbol with no partner is a group of its own)."""
     n = len(symbols)
@@ -272,7 +280,7 @@ def ink_cards(
     h, w = small.shape[:2]
     empty = np.zeros((0, 4, 2)), np.zeros(0)
     min_len = _SYMBOL_OVER_WIDTH * np.sqrt(min_card_area / LONG_OVER_SHORT)
-    symbols = _symbols(small, 0.8 * min_len, taken)
+    symbols = find_symbols(small, 0.8 * min_len, taken)
     if symbols and taken is not None and len(taken):
         # Cards found already give the table's scale: a symbol is about 0.68 of a card's
         # short side (x 0.6 to 1.6 for perspective and deck editions); ink of another size
@@ -282,7 +290,7 @@ def ink_cards(
         symbols = [s for s in symbols if 0.6 * expected <= s[1] <= 1.6 * expected]
     if not symbols:
         return empty
-    groups = sorted(_groups(symbols), key=lambda g: -symbols[g[0]][1])[:_MAX_GROUPS]
+    groups = sorted(group_symbols(symbols), key=lambda g: -symbols[g[0]][1])[:_MAX_GROUPS]
     if not groups:  # every symbol in a chain of more than three: no card's group
         return empty
     hyps, widths, spans, guesses = [], [], [], []

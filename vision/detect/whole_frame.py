@@ -2,8 +2,9 @@
 
 A card photographed from close up and cropped to its edges (a phone's crop tool, a scan, the
 chips of the shared crop datasets) has no side for the contour search to find: the frame's
-edges are the card's. When nothing else is found, the frame itself is taken for a card if it
-looks like one of SET's, seen square on:
+edges are the card's. When little else is found (at most three things, each under half the
+frame: a symbol's outline, a shadow's edge), the frame itself is taken for a card if it looks
+like one of SET's, seen square on:
 
 * a card's proportions (57 x 89 mm: 1.56; :data:`FRAME_ASPECT` allows for a loose crop);
 * a paper border: the band along the frame's edges is light and even (:data:`PAPER_LEVEL`,
@@ -11,10 +12,10 @@ looks like one of SET's, seen square on:
 * SET's symbols, and nothing else: 1 to 3 ink blobs of one size, stacked at the printed pitch
   (:func:`vision.detect.ink_cards` groups them), each about 0.68 of the card's width long
   (:data:`SYMBOL_WIDTH`), lying across the card, centred on it (:data:`SYMBOL_CENTRE`) and
-  ending well inside the frame.
+  ending inside the frame.
 
-Measured on the shared chips and negatives (``models/README.md`` is the classifier's card;
-the figures are in the project README, "Detection").
+Measured on the shared chips and negatives: the project README, under ``setvision photo``
+("A photo cropped to one card").
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.detect.geometry import order_corners
-from vision.detect.ink_cards import _groups, _symbols
+from vision.detect.ink_cards import find_symbols, group_symbols
 
 __all__ = ["FRAME_SCORE", "card_filling_frame"]
 
@@ -51,7 +52,8 @@ SYMBOL_CENTRE: Final = (0.15, 0.2)
 #: Symbols lie across a portrait card: their long axis within this many degrees of level.
 _SYMBOL_TILT_DEG: Final = 35.0
 #: A symbol's ends keep at least this share of the width from the frame's sides (3 px of the
-#: working copy: one touching a side was cut by it; a card's end about 0.16 from its sides).
+#: working copy: one touching a side was cut by it; a card's symbols end about 0.16 of its
+#: width from its sides).
 _SYMBOL_MARGIN: Final = 0.02
 #: Two blobs spanning at most this share of the larger's length across are one symbol.
 _SAME_SYMBOL: Final = 0.75
@@ -112,7 +114,7 @@ def _one_card_of_symbols(work: npt.NDArray[np.uint8]) -> bool:
     width, height = _WORK
     found = [
         s
-        for s in _symbols(work, SYMBOL_WIDTH[0] * width, np.zeros((0, 4, 2)))
+        for s in find_symbols(work, SYMBOL_WIDTH[0] * width, np.zeros((0, 4, 2)))
         if s[1] <= SYMBOL_WIDTH[1] * width
     ]
     # One per symbol: a faint outline's two halves, or a striped symbol's stripes, can be blobs
@@ -125,7 +127,7 @@ def _one_card_of_symbols(work: npt.NDArray[np.uint8]) -> bool:
             np.linalg.norm(s[0] - t[0]) + 0.5 * (s[3] + t[3]) > _SAME_SYMBOL * t[1] for t in symbols
         ):
             symbols.append(s)
-    if not 1 <= len(symbols) <= 3 or len(_groups(symbols)) != 1:
+    if not 1 <= len(symbols) <= 3 or len(group_symbols(symbols)) != 1:
         return False
     level = np.cos(np.radians(_SYMBOL_TILT_DEG))
     if not all(abs(float(s[2][0])) >= level for s in symbols):
