@@ -233,7 +233,8 @@ class Table:
 
 def fills_frame(quad: npt.NDArray[np.float32], width: int, height: int) -> bool:
     """Whether a card's (4, 2) corners are the frame's own (within 1.5 px): a photo cropped to
-    one card, which :func:`vision.detect.find_cards` takes whole when it finds no outline."""
+    one card, which :func:`vision.detect.find_cards` takes whole when it finds no outline of
+    a card in it (:func:`vision.detect.whole_frame.card_filling_frame`)."""
     frame = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]])
     q = np.asarray(quad, np.float64)
     return bool(all(np.linalg.norm(q - c, axis=1).min() <= 1.5 for c in frame))
@@ -365,7 +366,8 @@ def colourless(
 ) -> bool:
     """True if the (N, h, w, 3) uint8 BGR crops (white-balanced, as
     :func:`vision.warp.warp_cards` makes them) carry no usable colour: a greyscale photo, or a
-    monochrome one tinted by a single colour (see :data:`TINT_CHROMA`).
+    monochrome one tinted by a single colour (see :data:`TINT_CHROMA`). One or two cards are
+    colourless when their inkiest 0.3 % is greyer than :data:`FEW_CARDS_CHROMA`.
 
     Args:
         crops: the cards' crops.
