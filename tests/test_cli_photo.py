@@ -1252,6 +1252,8 @@ def _card_of(side: float, x: float = 0.0) -> dict:
         (160, 90, [], "only 160 x 90 px: cards under about 18 x 28 px are not found"),
         (1600, 900, [], None),  # no cards in a photo of a good size: nothing to add
         (20000, 50, [], "only 20000 x 50 px"),  # a strip: no card fits across it
+        (144, 224, [], "if this 144 x 224 px photo is one card cropped to its edges"),  # trial 7
+        (4500, 3000, [], None),  # a 3:2 camera photo of no card: nothing to add
         (2000, 80, [], None),
         (200, 112, [20, 21, 19], "only about 20 px across"),
         (400, 225, [40, 41, 39], None),

@@ -83,6 +83,38 @@ def test_what_is_not_one_card_filling_the_frame(name: str, make) -> None:
     assert card_filling_frame(make()) is None, name
 
 
+def _drawn(inks: list[tuple[int, int, int]], grain: float = 3.0, size=(171, 267)) -> np.ndarray:
+    """Paper (with photographic grain, sigma ``grain`` levels) and one solid oval per ink,
+    stacked at the printed pitch (0.29 of the height), centred."""
+    w, h = size
+    image = np.full((h, w, 3), 228.0) + np.random.default_rng(1).normal(0, grain, (h, w, 3))
+    image = np.clip(image, 0, 255).astype(np.uint8)
+    n = len(inks)
+    for k, ink in enumerate(inks):
+        y = round(h / 2 + (k - (n - 1) / 2) * 0.29 * h)
+        cv2.ellipse(image, (w // 2, y), (round(0.34 * w), round(0.16 * w)), 0, 0, 360, ink, -1)
+    return image
+
+
+RED, GREEN = (40, 40, 200), (60, 160, 40)
+
+
+@pytest.mark.parametrize(
+    ("name", "image", "card"),
+    [
+        ("two red ovals on grainy paper", _drawn([RED, RED]), True),
+        ("the same drawn flat (a drawing, a screenshot)", _drawn([RED, RED], grain=0.0), False),
+        ("a red oval above a green one: two inks", _drawn([RED, GREEN]), False),
+        ("a 4:3 frame (a camera photo, a tablet screen)", _drawn([RED], size=(300, 400)), False),
+        ("a 16:9 frame (a phone screen)", _drawn([RED], size=(270, 480)), False),
+    ],
+)
+def test_drawings_screens_and_mixed_inks_are_not_a_card(name: str, image, card: bool) -> None:
+    # A new user's screenshots of 1-3 stacked coloured buttons (1080 x 1920, 1536 x 2048) were
+    # read as SET cards at 0.96-0.9998 (trial 7): flat, of a screen's proportions.
+    assert (card_filling_frame(image) is not None) is card, name
+
+
 def test_a_table_of_cards_is_not_one_card() -> None:
     from vision.data import REPO_ROOT
 

@@ -326,6 +326,11 @@ SMALL_PHOTO_PX = 300
 #: Short side (px) of a photo in which no card was found under which its size is said too
 #: (a 20000 x 50 strip: a card in it would be under 50 px long).
 THIN_PHOTO_PX = 75
+#: Long side (px) under which a photo with no card found and a card's proportions
+#: (:data:`vision.detect.whole_frame.FRAME_ASPECT`) is said to be, maybe, one card cropped to
+#: its edges that was not made out (trial 7: "cards under about 18 x 28 px are not found"
+#: blamed the size of a 144 x 224 px card).
+CARD_CROP_PX = 2000
 
 
 def size_warning(result: dict[str, Any]) -> str | None:
@@ -338,6 +343,15 @@ def size_warning(result: dict[str, Any]) -> str | None:
     width, height = int(result.get("width", 0)), int(result.get("height", 0))
     cards = result.get("cards", [])
     if not cards:
+        from vision.detect.whole_frame import FRAME_ASPECT
+
+        long, short = max(width, height), min(width, height)
+        if short > 0 and long < CARD_CROP_PX and FRAME_ASPECT[0] <= long / short <= FRAME_ASPECT[1]:
+            return (
+                f"no card found: if this {width} x {height} px photo is one card cropped to its "
+                "edges, its symbols could not be made out (faint, blurred, or a neighbour in "
+                "view); a photo with some table round the card is read more often"
+            )
         if 0 < max(width, height) < SMALL_PHOTO_PX or 0 < min(width, height) < THIN_PHOTO_PX:
             return (
                 f"the photo is only {width} x {height} px: cards under about 18 x 28 px are not "

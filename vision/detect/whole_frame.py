@@ -7,10 +7,11 @@ frame: a symbol's outline, a shadow's edge), the frame itself is taken for a car
 like one of SET's, seen square on:
 
 * a card's proportions (57 x 89 mm: 1.56; :data:`FRAME_ASPECT` allows for a loose crop);
-* a paper border: the band along the frame's edges is light and even (:data:`PAPER_LEVEL`,
-  :data:`PAPER_UNEVEN`); the frame is white-balanced on it;
-* SET's symbols, and nothing else: 1 to 3 ink blobs of one size, stacked at the printed pitch
-  (:func:`vision.detect.ink_cards` groups them), each about 0.68 of the card's width long
+* a photographed paper border: the band along the frame's edges is light, even and grainy
+  (:data:`PAPER_LEVEL`, :data:`PAPER_UNEVEN`, :data:`PAPER_GRAIN`: a drawing or a screenshot
+  is flat); the frame is white-balanced on it;
+* SET's symbols, and nothing else: 1 to 3 ink blobs of one size and one ink, stacked at the
+  printed pitch (:data:`SYMBOL_PITCH`), each about 0.68 of the card's width long
   (:data:`SYMBOL_WIDTH`), lying across the card, centred on it (:data:`SYMBOL_CENTRE`) and
   ending inside the frame.
 
@@ -31,9 +32,11 @@ from vision.detect.ink_cards import find_symbols, group_symbols
 
 __all__ = ["FRAME_SCORE", "card_filling_frame"]
 
-#: Long side over short side of a frame that may be one card (a card is 1.56; crops of one
-#: in the shared datasets are 1.45 to 1.7).
-FRAME_ASPECT: Final = (1.3, 1.9)
+#: Long side over short side of a frame that may be one card (a card is 1.56; the shared
+#: chips are 1.56 to 1.72 at the 2nd and 98th percentiles; kaggle's loose crops up to 1.89).
+#: Camera photos (4:3, 16:9) and phone and tablet screens (4:3, 16:9 and longer) fall outside:
+#: a new user's screenshots of coloured buttons were read as cards at 1.33 and 1.78.
+FRAME_ASPECT: Final = (1.42, 1.77)
 #: The frame is searched as a portrait image of this size (px, width x height).
 _WORK: Final = (160, 250)
 #: Share of the short side that the border band along the frame's edges spans.
@@ -43,9 +46,19 @@ _BAND: Final = 0.08
 PAPER_LEVEL: Final = 0.7
 #: At most this share of the band may be off its median grey by more than a quarter.
 PAPER_UNEVEN: Final = 0.2
+#: The band's grain: the standard deviation of its Laplacian (grey levels, at the working
+#: size) is at least this. Photographed paper has grain and sensor noise (the shared chips:
+#: 1.0 at the least, 1.45 at the 2nd percentile); a drawing or a screenshot is flat (0).
+PAPER_GRAIN: Final = 0.8
 #: A symbol's long side over the card's width (0.62-0.73 across deck editions, see
 #: :mod:`vision.detect.ink_cards`), with room for a loose crop.
-SYMBOL_WIDTH: Final = (0.45, 0.9)
+SYMBOL_WIDTH: Final = (0.55, 0.9)
+#: Centre-to-centre distance of stacked symbols over the card's height (0.29 on the shared
+#: chips, 0.21 to 0.34 in all).
+SYMBOL_PITCH: Final = (0.2, 0.36)
+#: The symbols of one card share one ink: their hues (CIELAB) lie within this many degrees of
+#: their mean (10 at the 98th percentile of the shared chips).
+SYMBOL_HUE_DEG: Final = 40.0
 #: Largest offset of the symbols' centre from the frame's, as shares of its width and height
 #: (one symbol of two missed puts it 0.15 of the height off).
 SYMBOL_CENTRE: Final = (0.15, 0.2)
@@ -103,6 +116,8 @@ def _paper_border(work: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
         return None
     if float((np.abs(grey[band] - level) > 0.25 * level).mean()) > PAPER_UNEVEN:
         return None
+    if float(np.std(cv2.Laplacian(grey, cv2.CV_32F)[band])) < PAPER_GRAIN:
+        return None
     paper = np.median(work[band].astype(np.float32), axis=0)
     gains = float(paper.max()) / np.maximum(paper, 1.0)
     return np.clip(work.astype(np.float32) * gains, 0, 255).astype(np.uint8)
@@ -110,7 +125,8 @@ def _paper_border(work: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
 
 def _one_card_of_symbols(work: npt.NDArray[np.uint8]) -> bool:
     """Whether a portrait image shows SET symbols as one card prints them: 1 to 3 ink blobs of
-    a symbol's size (:data:`SYMBOL_WIDTH`) in one stack, level and centred."""
+    a symbol's size (:data:`SYMBOL_WIDTH`) in one stack at the printed pitch
+    (:data:`SYMBOL_PITCH`), level, centred and of one ink."""
     width, height = _WORK
     found = [
         s
@@ -137,4 +153,35 @@ def _one_card_of_symbols(work: npt.NDArray[np.uint8]) -> bool:
         return False  # a symbol runs off the frame: a card cut by it, or no card
     centre = np.mean([s[0] for s in symbols], axis=0)
     off = np.abs(centre - np.array([width / 2, height / 2])) / np.array([width, height])
-    return bool((off <= np.array(SYMBOL_CENTRE)).all())
+    if not (off <= np.array(SYMBOL_CENTRE)).all():
+        return False
+    ys = sorted(float(s[0][1]) for s in symbols)
+    if not all(SYMBOL_PITCH[0] <= (b - a) / height <= SYMBOL_PITCH[1] for a, b in zip(ys, ys[1:])):
+        return False
+    return _one_ink(work, symbols)
+
+
+def _one_ink(work: npt.NDArray[np.uint8], symbols: list[tuple]) -> bool:
+    """Whether the symbols' inks share one hue (:data:`SYMBOL_HUE_DEG`): per symbol, the mean
+    a*, b* (CIELAB) of the 30 % of pixels of its box furthest from the paper; a symbol whose
+    ink has no hue (chroma under 4) is not asked."""
+    if len(symbols) < 2:
+        return True
+    lab = cv2.cvtColor(work, cv2.COLOR_BGR2Lab).astype(np.float32)
+    height, width = lab.shape[:2]
+    paper = np.median(lab[[0, -1]].reshape(-1, 3), axis=0)
+    hues = []
+    for (cx, cy), length, _, short in symbols:
+        x0, x1 = int(max(0, cx - length / 2)), int(min(width, cx + length / 2 + 1))
+        y0, y1 = int(max(0, cy - short / 2)), int(min(height, cy + short / 2 + 1))
+        box = lab[y0:y1, x0:x1].reshape(-1, 3)
+        off = np.linalg.norm(box - paper, axis=1)
+        ink = box[off >= np.percentile(off, 70)]
+        a, b = float(ink[:, 1].mean()) - 128.0, float(ink[:, 2].mean()) - 128.0
+        if np.hypot(a, b) >= 4.0:
+            hues.append(np.arctan2(b, a))
+    if len(hues) < 2:
+        return True
+    mean = np.angle(np.exp(1j * np.array(hues)).mean())
+    spread = np.degrees(np.abs(np.angle(np.exp(1j * (np.array(hues) - mean))))).max()
+    return bool(spread <= SYMBOL_HUE_DEG)
