@@ -9,8 +9,9 @@ cached under ``$SETVISION_CACHE/members``), merged into one ONNX graph that outp
 their logits (:func:`merge_onnx`). ``--single`` or any experiment flag trains one model.
 
 Data: the shared single-card crops (``../shared/datasets/crops.csv``), each brought into the
-classifier's input space exactly as at run time by :func:`vision.classify.crop_single_card`
-(cut out of any background, turned portrait, warped to 160 x 250, white-balanced), cached as a
+classifier's input space by :func:`vision.classify.crop_single_card` (version
+:data:`TRAIN_CROP`: cut out of any background, turned portrait, warped to 160 x 250,
+white-balanced as at run time), cached as a
 ``.npy`` under ``$SETVISION_CACHE`` (default ``/tmp/setvision-cache``); plus rendered cards from
 :mod:`vision.render` when that module exists; plus every attribute-labelled whole card of the
 project's table annotations (``datasets/detection/*.json``, 1,043 cards from 11 sources), cut
