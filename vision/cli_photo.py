@@ -334,7 +334,8 @@ CARD_CROP_PX = 2000
 
 
 def size_warning(result: dict[str, Any]) -> str | None:
-    """A warning when the photo is too small for its cards to be found reliably, else None.
+    """A warning when the photo is too small for its cards to be found reliably, or (no card
+    found) may be one card cropped to its edges that was not made out; else None.
 
     Args:
         result: a photo's reading (the ``--json`` object: ``width``, ``height``, ``cards`` with

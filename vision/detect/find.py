@@ -113,7 +113,8 @@ def find_cards(
         while it still has a card's shape (cut by a few pixels); cards cut further are left
         out. Use :meth:`CardDetections.whole` to drop the partial ones. When the frame itself
         is one card (a photo cropped to it: :func:`vision.detect.whole_frame.card_filling_frame`)
-        and nothing found is half the frame's size or more, that card alone is reported, with
+        and at most three things were found, each under half the frame, that card alone is
+        reported instead, with
         the frame's corners, whole, scored :data:`vision.detect.whole_frame.FRAME_SCORE`.
 
     Raises:
