@@ -242,3 +242,20 @@ def test_empty_and_bad_input() -> None:
 
 def test_colour_order_matches_the_enum() -> None:
     assert [c.value for c in Colour] == ["red", "green", "purple"]
+
+
+@pytest.mark.parametrize(
+    ("degrees", "mean", "spread"),
+    [
+        ([10.0], 10.0, 0.0),
+        ([10.0, 30.0], 20.0, 10.0),
+        ([170.0, -170.0], 180.0, 10.0),  # across the wrap, not 170 apart
+        ([0.0, 90.0, 180.0 - 1e-9], 90.0, 90.0),
+    ],
+)
+def test_hue_spread_is_circular(degrees: list[float], mean: float, spread: float) -> None:
+    from vision.colour import hue_spread
+
+    got_mean, got_spread = hue_spread(np.radians(degrees))
+    assert abs(((np.degrees(got_mean) - mean + 180) % 360) - 180) < 1e-6
+    assert got_spread == pytest.approx(spread, abs=1e-6)

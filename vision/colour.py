@@ -47,6 +47,7 @@ __all__ = [
     "card_colour",
     "cluster_inks",
     "fuse_colour",
+    "hue_spread",
     "ink_hue_evidence",
     "symbol_colours",
     "table_colour",
@@ -517,3 +518,11 @@ def table_colour(
     probs = card_colour(colour_probs, inks)
     groups = cluster_inks(inks, probs, **kwargs)
     return fuse_colour(probs, groups, inks), groups, inks
+
+
+def hue_spread(hues: npt.ArrayLike) -> tuple[float, float]:
+    """The circular mean of hue angles (radians, any shape, at least one) and the largest
+    angle (degrees, 0 to 180) of any of them from it: how far a set of inks lies from one hue."""
+    angles = np.asarray(hues, np.float64).ravel()
+    mean = float(np.angle(np.exp(1j * angles).mean()))
+    return mean, float(np.degrees(np.abs(np.angle(np.exp(1j * (angles - mean))))).max())

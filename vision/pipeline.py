@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.cards import UNKNOWN_COLOUR, Card
-from vision.colour import table_colour
+from vision.colour import hue_spread, table_colour
 from vision.decode import ATTRIBUTE_NAMES, UNCERTAIN_BELOW, decode_table
 from vision.rules import find_sets
 from vision.warp import paper_reference, warp_cards
@@ -391,8 +391,7 @@ def colourless(
     hues = _ink_hues(sample)
     if len(hues) < 3:
         return False
-    mean = np.angle(np.exp(1j * hues).mean())
-    spread = np.degrees(np.abs(np.angle(np.exp(1j * (hues - mean))))).max()
+    mean, spread = hue_spread(hues)
     if spread >= ONE_HUE_DEGREES:
         return False
     if callable(paper):

@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.colour import hue_spread
 from vision.detect.geometry import order_corners
 from vision.detect.ink_cards import find_symbols, group_symbols
 
@@ -182,6 +183,4 @@ def _one_ink(work: npt.NDArray[np.uint8], symbols: list[tuple]) -> bool:
             hues.append(np.arctan2(b, a))
     if len(hues) < 2:
         return True
-    mean = np.angle(np.exp(1j * np.array(hues)).mean())
-    spread = np.degrees(np.abs(np.angle(np.exp(1j * (np.array(hues) - mean))))).max()
-    return bool(spread <= SYMBOL_HUE_DEG)
+    return hue_spread(hues)[1] <= SYMBOL_HUE_DEG
