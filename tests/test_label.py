@@ -408,3 +408,39 @@ def test_a_photo_named_from_the_current_folder(
     result = invoke(photo_dir, tmp_path, "seed", "data/tables/synth/two.png", "--method", "simple")
     assert result.exit_code == 0, result.output
     assert "tables/synth/two.png: 2 cards" in result.output
+
+
+def _put_many(folder: str, first: int, n: int) -> None:
+    """Store ``n`` photos of source "synth" from a process of its own (for the test below)."""
+    from vision.evaluation import PhotoTruth
+
+    store = label.Store(Path(folder))
+    for i in range(first, first + n):
+        store.put(PhotoTruth(f"tables/synth/p{i:03d}.png", 640, 480, source="synth"))
+
+
+def test_writers_in_parallel_keep_every_entry_and_leave_no_lock_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each put re-reads the file under a lock on the folder: two processes writing one source
+    # file lose nothing. The lock leaves no file behind (a lock file per folder and source in
+    # the temp folder did).
+    import multiprocessing
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # what tempfile.gettempdir() gives
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_put_many, args=(str(ann), k * 25, 25)) for k in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    photos = load_annotation_file(ann / "synth.json")
+    assert sorted(p.path for p in photos) == [f"tables/synth/p{i:03d}.png" for i in range(50)]
+    assert list(temp.iterdir()) == []
+    assert sorted(f.name for f in ann.iterdir()) == ["synth.json"]
