@@ -5,6 +5,7 @@ recorder; the merge test builds stand-in models with the ``onnx`` package (``dev
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,18 @@ def test_a_trial_run_does_not_write_over_the_shipped_model(recipe, calls, capsys
     assert calls == []
     recipe.main(["--threads", "1"])  # how it runs is not the recipe
     assert calls == ["ensemble"]
+
+
+def test_another_crop_version_names_new_cached_models(recipe, monkeypatch, tmp_path) -> None:
+    # Members trained on version 1's cut of the chips must not be reused for a recipe trained
+    # on version 2's (the command line does not carry TRAIN_CROP); version 1's names stay as
+    # they were, so the shipped recipe's cached members are still found.
+    monkeypatch.setenv("SETVISION_CACHE", str(tmp_path))
+    flags, args = recipe.ENSEMBLE[0], _args(recipe, [])
+    assert recipe.TRAIN_CROP == 1
+    version1 = recipe.member_path(flags, args)
+    cmd = recipe.member_command(flags, args, threads=0)
+    digest = hashlib.sha256((" ".join(cmd) + recipe.labels_digest()).encode()).hexdigest()
+    assert version1.stem.endswith(digest[:10])
+    monkeypatch.setattr(recipe, "TRAIN_CROP", 2)
+    assert recipe.member_path(flags, args) != version1
