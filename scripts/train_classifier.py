@@ -830,8 +830,9 @@ def labels_digest() -> str:
 def member_path(flags: tuple[str, ...], args: argparse.Namespace) -> Path:
     """Where a member is cached: ``$SETVISION_CACHE/members/``, named by its recipe flags,
     steps and seed and a digest of its whole command (threads aside: they change the floating
-    point order, not the recipe) and of the labels (:func:`labels_digest`), so a
-    cross-validation split's member is trained once, and again when the labels change."""
+    point order, not the recipe), of :data:`TRAIN_CROP` when it is not 1, and of the labels
+    (:func:`labels_digest`), so a cross-validation split's member is trained once, and again
+    when the labels or the crops change."""
     cmd = member_command(flags, args, threads=0)
     if TRAIN_CROP != 1:  # version 1's members were cached before the crop was a setting
         cmd.append(f"crop{TRAIN_CROP}")
