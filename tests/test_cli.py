@@ -228,3 +228,17 @@ def test_uncertain_below_takes_a_probability_or_a_percentage(text: str, value: f
     from vision.cli_photo import _probability
 
     assert _probability(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("command", [[], ["photo"], ["sets"], ["simulate"]])
+def test_help_shows_no_value_for_flags(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # typer 0.29 writes "<bool>" beside on/off options, as if they took a value
+    assert run([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "<bool>" not in out
+    rows = {line.strip("│ ").split()[0]: line for line in out.splitlines() if "--" in line}
+    assert "--help" in rows
+    if command == ["photo"]:
+        assert rows["--out"].split()[3] == "PATH" and rows["--force"].split()[3] == "Overwrite"

@@ -150,10 +150,13 @@ def simulate_command(
             "-n",
             min=2,
             max=2_000_000,
+            metavar="N",
             help="Number of random games to play (100,000 take about 20 s).",
         ),  # fmt: skip
     ] = 100_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed, for a reproducible run.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed, for a reproducible run.")
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     check: Annotated[
         bool,
@@ -234,8 +237,10 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
             err=True,
         )
         return 2
+    command = typer.main.get_command(typer_app)
+    _bare_flags(command)
     try:
-        code = typer_app(args=args, prog_name=prog, standalone_mode=False)
+        code = command(args=args, prog_name=prog, standalone_mode=False)
     except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare command: the help
         exc.show()
         return exc.exit_code
@@ -264,6 +269,27 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         typer.echo(f"{prog}: error: {' '.join(str(exc).split())}", err=True)
         return 2
     return code if isinstance(code, int) else 0
+
+
+def _bare_flags(command: Any) -> None:
+    """Show on/off options (``--force``, ``--help``) in ``--help`` without a value column:
+    typer 0.29 writes ``<bool>`` there, as if the flag took a value. Gives every flag of the
+    command and its subcommands an empty metavar; the help option, made when first asked
+    for, gets one too. Options with a metavar of their own keep it."""
+    for param in getattr(command, "params", []):
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    make_help_option = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        option = make_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = get_help_option
+    for sub in getattr(command, "commands", {}).values():
+        _bare_flags(sub)
 
 
 def _dashed_argument(args: list[str]) -> tuple[str, str, str] | None:

@@ -44,6 +44,7 @@ def photo_command(
         typer.Option(
             "--out",
             "-o",
+            metavar="PATH",
             help="Where annotated copies go: a file (one photo) or a folder (a name ending "
             "in / is always one). Default: NAME.sets.jpg beside each photo.",
         ),
@@ -62,7 +63,8 @@ def photo_command(
         bool, typer.Option("--json", help="One JSON object per photo per line on stdout.")
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=1, help="Worker processes for many photos.")
+        int,
+        typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes for many photos."),
     ] = 1,
     mixed_decks: Annotated[
         bool,
@@ -83,6 +85,7 @@ def photo_command(
         typer.Option(
             "--max-pixels",
             min=1,
+            metavar="N",
             help="Refuse photos with more pixels than this (a guard against decompression "
             "bombs; OpenCV itself decodes at most 2^30, about 1,074 MP).",
         ),
@@ -91,6 +94,7 @@ def photo_command(
         Path | None,
         typer.Option(
             "--model",
+            metavar="FILE",
             help="Card classifier .onnx, with its .json beside it (label order, input size, "
             "normalisation: what scripts/train_classifier.py writes); default: the packaged model.",
         ),
