@@ -453,7 +453,7 @@ def augment(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     img = np.clip(f * 255, 0, 255).astype(np.uint8)
     if rng.random() < 0.3:
         img = cv2.GaussianBlur(img, (3, 3), rng.uniform(0.3, 0.9))
-    elif rng.random() < 0.15:  # motion blur
+    elif rng.random() < 0.15:  # motion blur (heavier, 0.25 and 2-9 px: not better, models/README)
         k = int(rng.integers(2, 5))
         kern = np.zeros((k, k), np.float32)
         kern[k // 2] = 1.0 / k
