@@ -234,10 +234,11 @@ def test_uncertain_below_takes_a_probability_or_a_percentage(text: str, value: f
 def test_help_shows_no_value_for_flags(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # typer 0.29 writes "<bool>" beside on/off options, as if they took a value
+    # typer 0.29 writes "<bool>" beside on/off options, as if they took a value, and
+    # "<list[str]>" beside PHOTO and CARD
     assert run([*command, "--help"]) == 0
     out = capsys.readouterr().out
-    assert "<bool>" not in out
+    assert "<bool>" not in out and "<list[str]>" not in out
     rows = {line.strip("│ ").split()[0]: line for line in out.splitlines() if "--" in line}
     assert "--help" in rows
     if command == ["photo"]:

@@ -275,10 +275,13 @@ def _bare_flags(command: Any) -> None:
     """Show on/off options (``--force``, ``--help``) in ``--help`` without a value column:
     typer 0.29 writes ``<bool>`` there, as if the flag took a value. Gives every flag of the
     command and its subcommands an empty metavar; the help option, made when first asked
-    for, gets one too. Options with a metavar of their own keep it."""
+    for, gets one too. Options with a metavar of their own keep it; arguments named by a
+    metavar (PHOTO, CARD) lose the type typer writes beside them (``<list[str]>``)."""
     for param in getattr(command, "params", []):
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
+        elif getattr(param, "param_type_name", "") == "argument" and param.metavar:
+            param.display_type_rich = lambda ctx: None  # PHOTO, not PHOTO <list[str]>
     make_help_option = command.get_help_option
 
     def get_help_option(ctx: Any) -> Any:
