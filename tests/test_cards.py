@@ -55,7 +55,8 @@ def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "no count"),
+        ("", "no count, colour, fill or shape;"),
+        ("2 red", "no fill or shape;"),
         ("2 red diamonds", "no fill"),
         ("2 pink striped diamonds", "unknown word 'pink'"),
         ("2 red striped squigles", "did you mean 'squiggle'"),

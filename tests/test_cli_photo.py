@@ -284,8 +284,14 @@ def test_no_cards_found(tmp_path: Path) -> None:
     blank = tmp_path / "blank.jpg"
     cv2.imwrite(str(blank), np.full((300, 400, 3), (40, 90, 30), np.uint8))
     result = run(str(blank))
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # read, nothing found: as grep exits 1 (bad input is 2)
     assert "no cards found" in result.stdout
+    other = tmp_path / "other.jpg"
+    cv2.imwrite(str(other), np.full((300, 400, 3), (200, 90, 30), np.uint8))
+    both = run(str(blank), str(other), "--no-image")
+    assert both.exit_code == 1 and "no cards found in 2" in both.stdout
+    both = run(str(blank), str(tmp_path / "missing.jpg"), "--no-image")
+    assert both.exit_code == 2  # bad input comes first
 
 
 def test_unreadable_file_is_one_line_and_non_zero(tmp_path: Path) -> None:
@@ -1295,7 +1301,7 @@ def test_warnings_go_into_the_json_line_too(tmp_path: Path) -> None:
     small = tmp_path / "small.png"
     cv2.imwrite(str(small), np.full((84, 150, 3), 90, np.uint8))  # no card, and tiny
     result = run("--json", "--no-image", str(table), str(small))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # no card in small.png
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["warnings"] == [] and len(lines[0]["cards"]) == 4
     assert "is only 150 x 84 px" in lines[1]["warnings"][0] and not lines[1]["cards"]

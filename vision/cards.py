@@ -239,9 +239,12 @@ def parse_card(text: str) -> Card:
         if kind in found and found[kind] is not value:
             raise ValueError(f"cannot read {text!r}: two {_kind_name(kind)}s; {_EXPECTED}")
         found[kind] = value
+    # In the order of _EXPECTED (and of "2 red striped diamonds"): count, colour, fill, shape.
     missing = [name for name, kind in ATTRIBUTES if kind not in found]
+    missing.sort(key=("count", "colour", "fill", "shape").index)
     if missing:
-        raise ValueError(f"cannot read {text!r}: no {' or '.join(missing)}; {_EXPECTED}")
+        listed = f"{', '.join(missing[:-1])} or {missing[-1]}" if len(missing) > 1 else missing[0]
+        raise ValueError(f"cannot read {text!r}: no {listed}; {_EXPECTED}")
     return Card(found[Count], found[Colour], found[Shape], found[Fill])  # type: ignore[arg-type]
 
 

@@ -37,6 +37,9 @@ R = TypeVar("R")
 
 #: Exit code for bad input (unreadable file, bad card text, missing camera, ...).
 EXIT_BAD_INPUT = 2
+#: Exit code of ``setvision photo`` when every photo was read but in one or more no card was
+#: found (as grep exits 1 when nothing matches); bad input (:data:`EXIT_BAD_INPUT`) comes first.
+EXIT_NO_CARDS = 1
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vision.cli import EXIT_BAD_INPUT, user_errors
+from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors
 from vision.decode import UNCERTAIN_BELOW, format_confidence
 from vision.errors import SetVisionError
 from vision.io import MAX_PIXELS
@@ -122,6 +122,7 @@ def photo_command(
                    err=True)  # fmt: skip
     failures = 0  # photos not read, or read but their copy not written: exit code 2
     unread = unwritten = 0  # of those, for the summary line
+    empty = 0  # photos read in which no card was found: exit code 1 (when nothing failed)
     # A path that names nothing (missing, an empty folder, an empty string from an unset shell
     # variable, which would otherwise mean "here") is reported, and the others still processed.
     found: list[Path] = []
@@ -182,6 +183,7 @@ def photo_command(
     for number, outcome in enumerate(_progress(stream, len(planned), enabled=len(planned) > 1)):
         flush(number)
         if outcome.result is not None:  # read, even if writing its copy then failed
+            empty += not outcome.result["cards"]
             warnings = []
             if (frames := frame_count(outcome.photo)) > 1:
                 warnings.append(f"{outcome.photo} holds {frames} frames (an animation or a "
@@ -241,9 +243,13 @@ def photo_command(
             summary += f", {unread} failed"
         if unwritten:
             summary += f", no annotated copy written for {unwritten} (see the errors above)"
+        if empty:
+            summary += f", no cards found in {empty}"
         typer.echo(summary)
     if failures:
         raise typer.Exit(EXIT_BAD_INPUT)
+    if empty:
+        raise typer.Exit(EXIT_NO_CARDS)
 
 
 #: Photos counted in a folder's subfolders at most (a home folder is not walked through).
