@@ -56,7 +56,8 @@ def photo_command(
     show: Annotated[
         bool,
         typer.Option(
-            "--show", help="Open each annotated copy in a window (with --no-image: not written)."
+            "--show",
+            help="Open each annotated copy in a window (with --no-image: shown, not saved).",
         ),
     ] = False,
     as_json: Annotated[

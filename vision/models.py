@@ -124,7 +124,8 @@ def _verified(onnx_path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
     if got != expected:
         raise SetVisionError(
             f"model file {onnx_path} is corrupt or was replaced: sha256 {got[:16]}..., expected "
-            f"{expected[:16]}... from {json_path.name}; reinstall setvision or retrain the model"
+            f"{expected[:16]}... from {json_path.name}; reinstall setvision if it is the packaged "
+            "model, or put the .json written with this .onnx beside it"
         )
     return meta
 
