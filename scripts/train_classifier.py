@@ -6,7 +6,8 @@ One command, seeded, on CPU (PyTorch, the ``train`` extra; ``--device cuda`` for
 
 trains the shipped model: the members of :data:`ENSEMBLE` (two processes side by side, each
 cached under ``$SETVISION_CACHE/members``), merged into one ONNX graph that outputs the mean of
-their logits (:func:`merge_onnx`). ``--single`` or any experiment flag trains one model.
+their logits (:func:`merge_onnx`), then quantized to int8 (:func:`quantize_int8`; ``--float``
+keeps the float32 graph). ``--single`` or any experiment flag trains one float32 model.
 
 Data: the shared single-card crops (``../shared/datasets/crops.csv``), each brought into the
 classifier's input space by :func:`vision.classify.crop_single_card` (version
@@ -64,8 +65,17 @@ BASE_RECIPE = "v7-zoom-mirror"
 #: trained alone, their logits averaged in one ONNX graph (:func:`train_ensemble`). They fail
 #: on different crops: measured in models/README.md, "v8: two members averaged".
 ENSEMBLE: tuple[tuple[str, ...], ...] = (("--balance-version", "1"), ("--context-share", "0.03"))
-#: Names what main() trains by default (cross-validation models are cached under it).
-RECIPE = "v8-pair-wb1-context0.03"
+#: Names the float32 ensemble of those members (``--float``; its cross-validation models are
+#: cached under it).
+ENSEMBLE_RECIPE = "v8-pair-wb1-context0.03"
+#: Names what main() trains by default (cross-validation models are cached under it): since
+#: v8-int8, that ensemble quantized to int8 (:func:`quantize_int8`).
+RECIPE = ENSEMBLE_RECIPE + "-int8"
+#: Crops of the training data that calibrate the int8 activations (:func:`calibration_inputs`).
+CALIBRATION_CROPS = 400
+#: Most readings the int8 graph may change on its own calibration crops before
+#: :func:`quantize_int8` refuses it (a share; measured: 0 of 400 for the shipped model).
+QUANTIZATION_TOLERANCE = 0.01
 #: normalise_ink_chroma (target chroma, largest gain), applied to every input after the
 #: shrink, in training and (through the model JSON) at run time. None: not used (v5 and older).
 INK_CHROMA: tuple[float, float] | None = (64.0, 3.0)
@@ -610,6 +620,15 @@ def drop_disagreeing(model, pools: list[list]) -> int:
     return dropped
 
 
+def left_out_sources(args: argparse.Namespace) -> set[str]:
+    """The sources a model of ``args`` never sees: ``--exclude-source`` and every source of
+    each ``--fold``."""
+    left_out = set(args.exclude_source)
+    for fold in args.fold:
+        left_out |= set(TABLE_FOLDS[fold])
+    return left_out
+
+
 def train(args: argparse.Namespace) -> None:
     import torch
     import torch.nn.functional as F
@@ -621,9 +640,7 @@ def train(args: argparse.Namespace) -> None:
     data = load_real()
     held = holdout_paths(data)
     in_holdout = np.array([p in held for p in data["paths"]])
-    left_out = set(args.exclude_source)
-    for fold in args.fold:
-        left_out |= set(TABLE_FOLDS[fold])
+    left_out = left_out_sources(args)
     excluded = np.isin(data["source"], [SOURCES.index(s) for s in left_out if s in SOURCES])
     train_idx = np.flatnonzero(~in_holdout & ~excluded)
     print(
@@ -884,6 +901,109 @@ def merge_onnx(paths: list[Path], out: Path) -> None:
         raise RuntimeError(f"{out}: merged logits differ from the members' mean")
 
 
+def calibration_inputs(args: argparse.Namespace) -> np.ndarray:
+    """Model inputs that calibrate the int8 activations: :data:`CALIBRATION_CROPS` crops the
+    model of ``args`` trained on (real crops outside the hold-out and the sources it leaves
+    out, and the table-photo cards of the sources it keeps), drawn with ``args.seed`` in the
+    proportions of :data:`SHARES` (rendered crops aside), shrunk as at run time (:func:`plain`).
+
+    Returns:
+        (N, 3, INPUT_H, INPUT_W) float32, normalised as the model's input; N is
+        :data:`CALIBRATION_CROPS` unless a pool holds fewer crops than its share.
+    """
+    data = load_real(verbose=False)
+    held = holdout_paths(data)
+    left_out = left_out_sources(args)
+    usable = np.array([p not in held for p in data["paths"]])
+    pools: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for s, name in enumerate(SOURCES):
+        if name not in left_out:
+            pools[name] = (data["crops"], np.flatnonzero(usable & (data["source"] == s)))
+    if not args.no_tables:
+        tables = load_tables(verbose=False)
+        keep = np.flatnonzero(~np.isin(tables["source"], sorted(left_out)))
+        pools["tables"] = (tables["crops"], keep)
+    pools = {name: pool for name, pool in pools.items() if len(pool[1])}
+    shares = np.array([SHARES[name] for name in pools])
+    counts = np.floor(CALIBRATION_CROPS * shares / shares.sum()).astype(int)
+    counts[np.argmax(shares)] += CALIBRATION_CROPS - counts.sum()  # the rounding's remainder
+    rng = np.random.default_rng(args.seed)
+    picked = []
+    for n, (crops, rows) in zip(counts, pools.values(), strict=True):
+        chosen = np.sort(rng.choice(rows, min(n, len(rows)), replace=False))
+        picked.append(np.asarray(crops[chosen]))
+    return to_tensor_batch(plain(np.concatenate(picked)))
+
+
+def quantize_int8(float_path: Path, out: Path, inputs: np.ndarray) -> dict:
+    """Static int8 quantization of the float32 graph ``float_path`` into ``out``
+    (``onnxruntime.quantization.quantize_static``, QDQ format): the convolutions and their
+    ReLUs only (the pooling and the linear head stay float32); per-channel int8 weights in
+    7 bits (``reduce_range``: the uint8 x int8 products of a pair then fit int16, so x86 CPUs
+    without VNNI, whose kernels add such pairs with saturation, read as those with it do);
+    uint8 activations whose ranges are the min and max over ``inputs`` (the model's
+    calibration crops, (N, 3, INPUT_H, INPUT_W) float32). Speed and accuracy: models/README.md.
+
+    Returns:
+        The JSON description of the quantization, with the number of the calibration crops
+        whose reading (any head's most likely value) changed.
+
+    Raises:
+        RuntimeError: if more than :data:`QUANTIZATION_TOLERANCE` of the calibration crops
+            are read differently by the int8 graph than by the float32 one.
+    """
+    import tempfile
+
+    import onnxruntime as ort
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quant_pre_process,
+        quantize_static,
+    )
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"crops": inputs[i : i + 50]} for i in range(0, len(inputs), 50)])
+
+        def get_next(self) -> dict | None:
+            return next(self.batches, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        prepared = Path(tmp) / "prepared.onnx"
+        # shapes inferred by ONNX (the symbolic inference would need sympy), graph folded
+        quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
+        quantize_static(
+            str(prepared), str(out), Reader(), quant_format=QuantFormat.QDQ,
+            op_types_to_quantize=["Conv", "Relu"], per_channel=True, reduce_range=True,
+            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+            calibrate_method=CalibrationMethod.MinMax,
+        )  # fmt: skip
+
+    def readings(path: Path) -> np.ndarray:
+        logits = ort.InferenceSession(str(path)).run(None, {"crops": inputs})[0]
+        return logits.reshape(len(inputs), 4, 3).argmax(2)
+
+    changed = int((readings(float_path) != readings(out)).any(1).sum())
+    if changed > QUANTIZATION_TOLERANCE * len(inputs):
+        raise RuntimeError(
+            f"{out}: the int8 graph reads {changed} of its {len(inputs)} calibration crops "
+            "differently from the float32 one"
+        )
+    return {
+        "format": "QDQ (onnxruntime.quantization.quantize_static)",
+        "ops": ["Conv", "Relu"],
+        "weights": "int8 per output channel, 7-bit range (reduce_range)",
+        "activations": "uint8, min-max calibration",
+        "calibration_crops": len(inputs),
+        "calibration_seed": None,  # set by the caller
+        "readings_changed_on_calibration_crops": changed,
+        "onnxruntime": ort.__version__,
+    }
+
+
 def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
     """Train the members of :data:`ENSEMBLE` (cached, see :func:`member_path`; in parallel
     processes sharing ``--threads``), merge them with :func:`merge_onnx` into ``--out``, and
@@ -910,7 +1030,17 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
             raise SystemExit(f"error: a member failed ({log}): " + " | ".join(tail))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    merge_onnx(paths, out)
+    quantization = None
+    if args.float:
+        merge_onnx(paths, out)
+    else:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            merged = Path(tmp) / "float32.onnx"
+            merge_onnx(paths, merged)
+            quantization = quantize_int8(merged, out, calibration_inputs(args))
+            quantization["calibration_seed"] = args.seed
     metas = [json.loads(p.with_suffix(".json").read_text()) for p in paths]
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     training = dict(metas[0]["training"])
@@ -929,6 +1059,7 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
         "sha256": digest,
         "params": sum(m["params"] for m in metas),
         "training": training,
+        **({} if quantization is None else {"quantization": quantization}),
         "command": "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *argv]),
     }
     out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -997,6 +1128,10 @@ def main(argv: list[str] | None = None) -> None:
         "the recipe's",
     )  # fmt: skip
     parser.add_argument(
+        "--float", action="store_true",
+        help="keep the ensemble's float32 graph (no int8 quantization); not with --single",
+    )  # fmt: skip
+    parser.add_argument(
         "--single", action="store_true",
         help="train one model of the base recipe, not the ensemble (implied by any experiment "
         "flag above)",
@@ -1024,7 +1159,11 @@ def main(argv: list[str] | None = None) -> None:
     experiments += ("low_res_p", "ink_chroma")
     one = args.single or args.no_mirror
     one = one or any(getattr(args, name) is not None for name in experiments)
+    if one and args.float:
+        parser.error("--float: a single model is float32 already (--float is for the ensemble)")
     if ENSEMBLE and not one:
+        if args.float:  # the float32 graph: its own recipe name (and CV cache)
+            RECIPE = ENSEMBLE_RECIPE
         if args.cache_only:
             holdout_paths(load_real())
             return

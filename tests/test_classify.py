@@ -244,6 +244,28 @@ def test_metadata_matches_the_card_enums(classifier: CardClassifier) -> None:
     assert classifier.info.onnx_path.stat().st_size < 4_000_000
 
 
+def test_shipped_graph_is_int8_with_7_bit_weights(classifier: CardClassifier) -> None:
+    """The shipped graph is the training script's int8 quantization (QDQ): every convolution's
+    weights int8 within +-64, so that a pair of uint8 x int8 products fits int16 (255 * 64 * 2
+    < 32767) and x86 CPUs without VNNI, which add such pairs with saturation, read the cards as
+    those with it do (models/README.md, "v8-int8"). The JSON describes it."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(classifier.info.onnx_path))
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("Conv") == 14 and ops.count("DequantizeLinear") >= 28
+    weights = [
+        numpy_helper.to_array(t).astype(int)
+        for t in model.graph.initializer
+        if t.data_type == onnx.TensorProto.INT8 and len(t.dims) == 4
+    ]
+    assert len(weights) == 14 and all(np.abs(w).max() <= 64 for w in weights)
+    quantization = classifier.info.meta["quantization"]
+    assert "reduce_range" in quantization["weights"]
+    assert quantization["readings_changed_on_calibration_crops"] == 0
+
+
 def test_runtime_input_is_the_training_input() -> None:
     """The shipped model's JSON names the training script's recipe and ink normalisation, and
     the runtime feeds the model exactly that input (a mismatch would show it unseen inputs)."""

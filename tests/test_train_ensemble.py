@@ -216,3 +216,124 @@ def test_another_crop_version_names_new_cached_models(recipe, monkeypatch, tmp_p
     assert version1.stem.endswith(digest[:10])
     monkeypatch.setattr(recipe, "TRAIN_CROP", 2)
     assert recipe.member_path(flags, args) != version1
+
+
+# ------------------------------------------------------------------------------------------
+# int8 quantization of the ensemble (v8-int8)
+def test_float_names_the_float32_recipe_and_needs_the_ensemble(recipe, calls, capsys) -> None:
+    assert recipe.RECIPE == recipe.ENSEMBLE_RECIPE + "-int8"
+    recipe.main(["--float", "--out", "/nonexistent/model.onnx"])
+    assert calls == ["ensemble"] and recipe.RECIPE == recipe.ENSEMBLE_RECIPE
+    with pytest.raises(SystemExit) as stop:
+        recipe.main(["--float"])  # the float32 graph is not the shipped recipe
+    assert stop.value.code == 2 and "is not the shipped recipe" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        recipe.main(["--float", "--single", "--out", "/nonexistent/model.onnx"])
+    assert stop.value.code == 2 and "float32 already" in capsys.readouterr().err
+    assert calls == ["ensemble"]
+
+
+def _conv_model(path: Path, rng: np.random.Generator) -> None:
+    """A stand-in classifier: conv3x3 stride 2 + ReLU, twice, average pool, linear (12)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
+    w2 = rng.normal(0, 0.15, (16, 8, 3, 3)).astype(np.float32)
+    head = rng.normal(0, 0.5, (16, 12)).astype(np.float32)
+    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["crops", "w1"], ["c1"], **conv),
+            helper.make_node("Relu", ["c1"], ["r1"]),
+            helper.make_node("Conv", ["r1", "w2"], ["c2"], **conv),
+            helper.make_node("Relu", ["c2"], ["r2"]),
+            helper.make_node("ReduceMean", ["r2"], ["pooled"], axes=[2, 3], keepdims=0),
+            helper.make_node("MatMul", ["pooled", "head"], ["logits"]),
+        ],
+        "stand_in",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["batch", 3, 125, 80])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 12])],
+        initializer=[numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (w2, "w2"),
+                                                                 (head, "head"))],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def test_quantized_graph_has_7_bit_weights_and_reads_as_the_float_one(recipe, tmp_path) -> None:
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(5)
+    _conv_model(tmp_path / "float.onnx", rng)
+    x = rng.normal(0, 1, (60, 3, 125, 80)).astype(np.float32)
+    info = recipe.quantize_int8(tmp_path / "float.onnx", tmp_path / "int8.onnx", x)
+    assert info["calibration_crops"] == 60 and info["readings_changed_on_calibration_crops"] <= 0
+    model = onnx.load(str(tmp_path / "int8.onnx"))
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("QuantizeLinear") >= 2 and "MatMul" in ops  # the head stays float32
+    int8 = [numpy_helper.to_array(t) for t in model.graph.initializer if t.data_type == 3]
+    weights = [w for w in int8 if w.ndim == 4]  # the rest: zero points
+    # |w| <= 64: a pair of uint8 x int8 products stays within int16 (255 * 64 * 2 < 32767).
+    assert len(weights) == 2 and all(np.abs(w.astype(int)).max() <= 64 for w in weights)
+    assert all(np.abs(w.astype(int)).max() >= 60 for w in weights)  # the range is used
+    float_logits, int8_logits = (
+        ort.InferenceSession(str(tmp_path / name)).run(None, {"crops": x})[0]
+        for name in ("float.onnx", "int8.onnx")
+    )  # fmt: skip
+    scale = np.abs(float_logits).max()
+    assert np.abs(int8_logits - float_logits).max() < 0.05 * scale
+
+
+def test_a_quantization_that_changes_readings_is_refused(recipe, monkeypatch, tmp_path) -> None:
+    rng = np.random.default_rng(6)
+    _conv_model(tmp_path / "float.onnx", rng)
+    x = rng.normal(0, 1, (40, 3, 125, 80)).astype(np.float32)
+    # The refusal path: below zero, even a graph that changes no reading is refused, and
+    # the message names the count.
+    monkeypatch.setattr(recipe, "QUANTIZATION_TOLERANCE", -1.0)
+    with pytest.raises(RuntimeError, match=r"reads \d+ of its 40 calibration crops differently"):
+        recipe.quantize_int8(tmp_path / "float.onnx", tmp_path / "int8.onnx", x)
+
+
+def test_calibration_draws_training_crops_in_the_batch_shares(recipe, monkeypatch) -> None:
+    n = 600
+    crops = np.zeros((n, 250, 160, 3), np.uint8)  # each crop's row in blue and green (BGR)
+    crops[:, :, :, 0] = (np.arange(n) % 256)[:, None, None]
+    crops[:, :, :, 1] = (np.arange(n) // 256)[:, None, None]
+    real = {
+        "crops": crops,
+        "source": np.repeat(np.arange(3), n // 3),  # tomwhite, kaggle, omega697
+        "paths": np.array([f"crop{i}" for i in range(n)]),
+    }
+    table_sources = np.array(["pclewis", "koff", "gractang"] * 30)
+    tables = {"crops": np.full((90, 250, 160, 3), 255, np.uint8), "source": table_sources}
+    tables["crops"][:, :, :, 2] = (np.arange(90) % 3 * 50)[:, None, None]  # source in red
+    held = {f"crop{i}" for i in range(0, n, 2)}  # the even rows: never calibrated on
+    monkeypatch.setattr(recipe, "load_real", lambda verbose=True: real)
+    monkeypatch.setattr(recipe, "load_tables", lambda verbose=True: tables)
+    monkeypatch.setattr(recipe, "holdout_paths", lambda data: held)
+    monkeypatch.setattr(recipe, "INK_CHROMA", None)
+    monkeypatch.setattr(recipe, "CALIBRATION_CROPS", 100)
+
+    def decoded(argv: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        got = recipe.calibration_inputs(_args(recipe, argv))
+        assert got.shape == (100, 3, 125, 80) and got.dtype == np.float32
+        rgb = np.round((got[:, :, 0, 0] * 0.25 + 0.5) * 255).astype(int)  # channel order RGB
+        is_table = rgb[:, 1] == 255
+        return rgb[~is_table, 2] + 256 * rgb[~is_table, 1], rgb[is_table, 0] // 50
+
+    rows, table_source = decoded(["--exclude-source", "omega697"])
+    shares = recipe.SHARES
+    total = shares["tomwhite"] + shares["kaggle-set-cards"] + shares["tables"]
+    assert abs(len(table_source) - 100 * shares["tables"] / total) < 1
+    assert abs(np.sum(rows < 200) - 100 * shares["tomwhite"] / total) < 2
+    assert np.all(rows % 2 == 1) and np.all(rows < 400)  # no hold-out crop, no omega697
+    assert len(set(rows.tolist())) == len(rows)  # drawn without replacement
+    assert set(table_source.tolist()) == {0, 1, 2}
+    np.testing.assert_array_equal(rows, decoded(["--exclude-source", "omega697"])[0])  # seeded
+    rows, table_source = decoded(["--fold", "fold-a"])  # pclewis's table cards left out
+    assert 0 not in table_source and np.any(rows >= 400)
