@@ -353,6 +353,36 @@ def test_rendered_cards_are_read_right(classifier: CardClassifier) -> None:
     assert right.all(axis=1).mean() >= 0.9
 
 
+def test_int8_kernels_compute_the_graph_as_written(classifier: CardClassifier) -> None:
+    """onnxruntime's fused integer convolutions (the default session) give the logits of the
+    QDQ graph run op by op in float32 (no graph optimisation), up to the rounding of the
+    requantization: an integer kernel whose 16-bit sums saturated (full 8-bit weights on an
+    x86 CPU without VNNI) would not. Measured on 3,000 real crops: at most 0.013 apart, no
+    reading changed."""
+    import onnxruntime as ort
+
+    render = pytest.importorskip("vision.render")
+    cards = list(full_deck()[::2])  # 41 cards, every value of every attribute
+    crops, _ = render.render_training_batch(cards, seed=424242, strength=0.5)
+    x = classifier.input_tensor(crops)
+    logits = []
+    for level in (
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    ):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        session = ort.InferenceSession(
+            str(classifier.info.onnx_path), options, providers=["CPUExecutionProvider"]
+        )
+        logits.append(session.run(None, {"crops": x})[0])
+    fused, reference = logits
+    assert np.abs(fused - reference).max() < 0.05
+    np.testing.assert_array_equal(
+        fused.reshape(-1, 4, 3).argmax(2), reference.reshape(-1, 4, 3).argmax(2)
+    )
+
+
 # --- real held-out crops (shared datasets) ----------------------------------------------------
 def _holdout_rows() -> list[dict[str, str]]:
     from vision.data import read_csv
