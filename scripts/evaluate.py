@@ -313,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
         args.cv_steps = args.cv_steps or STEPS
         paths = cv_models(args.cv_steps, 0, train=False)
         cv = {source: CardClassifier(path) for source, path in paths.items()}
+        for model in cv.values():  # the temperatures are fitted on these models' readings and
+            if model.temperatures is None:  # stored with the shipped model: confidences as shown
+                model.temperatures = classifier.temperatures
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     wrong_tables: list[str] = []
     times: list[float] = []
