@@ -36,7 +36,9 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -924,6 +926,8 @@ def calibration_inputs(args: argparse.Namespace) -> np.ndarray:
         keep = np.flatnonzero(~np.isin(tables["source"], sorted(left_out)))
         pools["tables"] = (tables["crops"], keep)
     pools = {name: pool for name, pool in pools.items() if len(pool[1])}
+    if not pools:
+        raise SystemExit("error: no training crops left to calibrate the int8 graph on")
     shares = np.array([SHARES[name] for name in pools])
     counts = np.floor(CALIBRATION_CROPS * shares / shares.sum()).astype(int)
     counts[np.argmax(shares)] += CALIBRATION_CROPS - counts.sum()  # the rounding's remainder
@@ -935,6 +939,22 @@ def calibration_inputs(args: argparse.Namespace) -> np.ndarray:
     return to_tensor_batch(plain(np.concatenate(picked)))
 
 
+def _drop_unused_opsets(path: Path) -> None:
+    """Remove the opset imports of ``path`` that no node uses: ``quant_pre_process`` declares
+    ``ai.onnx.ml`` version 5 and other domains, which onnxruntime 1.16 (the oldest
+    ``pyproject.toml`` allows) refuses to load (measured: "Current official support for domain
+    ai.onnx.ml is till opset 3"); the default domain stays."""
+    import onnx
+
+    model = onnx.load(str(path))
+    used = {node.domain for node in model.graph.node} | {""}
+    kept = [opset for opset in model.opset_import if opset.domain in used]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+
+
 def quantize_int8(float_path: Path, out: Path, inputs: np.ndarray) -> dict:
     """Static int8 quantization of the float32 graph ``float_path`` into ``out``
     (``onnxruntime.quantization.quantize_static``, QDQ format): the convolutions and their
@@ -944,16 +964,17 @@ def quantize_int8(float_path: Path, out: Path, inputs: np.ndarray) -> dict:
     uint8 activations whose ranges are the min and max over ``inputs`` (the model's
     calibration crops, (N, 3, INPUT_H, INPUT_W) float32). Speed and accuracy: models/README.md.
 
+    ``out`` is written only once the graph has passed that check (built in a temporary folder).
+
     Returns:
         The JSON description of the quantization, with the number of the calibration crops
         whose reading (any head's most likely value) changed.
 
     Raises:
         RuntimeError: if more than :data:`QUANTIZATION_TOLERANCE` of the calibration crops
-            are read differently by the int8 graph than by the float32 one.
+            are read differently by the int8 graph than by the float32 one (``out`` is left
+            as it was).
     """
-    import tempfile
-
     import onnxruntime as ort
     from onnxruntime.quantization import (
         CalibrationDataReader,
@@ -971,27 +992,28 @@ def quantize_int8(float_path: Path, out: Path, inputs: np.ndarray) -> dict:
         def get_next(self) -> dict | None:
             return next(self.batches, None)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        prepared = Path(tmp) / "prepared.onnx"
-        # shapes inferred by ONNX (the symbolic inference would need sympy), graph folded
-        quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
-        quantize_static(
-            str(prepared), str(out), Reader(), quant_format=QuantFormat.QDQ,
-            op_types_to_quantize=["Conv", "Relu"], per_channel=True, reduce_range=True,
-            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-            calibrate_method=CalibrationMethod.MinMax,
-        )  # fmt: skip
-
     def readings(path: Path) -> np.ndarray:
         logits = ort.InferenceSession(str(path)).run(None, {"crops": inputs})[0]
         return logits.reshape(len(inputs), 4, 3).argmax(2)
 
-    changed = int((readings(float_path) != readings(out)).any(1).sum())
-    if changed > QUANTIZATION_TOLERANCE * len(inputs):
-        raise RuntimeError(
-            f"{out}: the int8 graph reads {changed} of its {len(inputs)} calibration crops "
-            "differently from the float32 one"
-        )
+    with tempfile.TemporaryDirectory() as tmp:
+        prepared, quantized = Path(tmp) / "prepared.onnx", Path(tmp) / "int8.onnx"
+        # shapes inferred by ONNX (the symbolic inference would need sympy), graph folded
+        quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
+        quantize_static(
+            str(prepared), str(quantized), Reader(), quant_format=QuantFormat.QDQ,
+            op_types_to_quantize=["Conv", "Relu"], per_channel=True, reduce_range=True,
+            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+            calibrate_method=CalibrationMethod.MinMax,
+        )  # fmt: skip
+        _drop_unused_opsets(quantized)
+        changed = int((readings(float_path) != readings(quantized)).any(1).sum())
+        if changed > QUANTIZATION_TOLERANCE * len(inputs):
+            raise RuntimeError(
+                f"{out}: the int8 graph reads {changed} of its {len(inputs)} calibration crops "
+                "differently from the float32 one (not written)"
+            )
+        shutil.move(quantized, out)  # only a graph that passed the check replaces ``out``
     return {
         "format": "QDQ (onnxruntime.quantization.quantize_static)",
         "ops": ["Conv", "Relu"],
@@ -1011,6 +1033,7 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
     import subprocess
 
     t0 = time.time()
+    calibration = None if args.float else calibration_inputs(args)  # fails before training
     threads = max(1, args.threads // len(ENSEMBLE))
     paths = [member_path(flags, args) for flags in ENSEMBLE]
     running = []
@@ -1031,15 +1054,13 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     quantization = None
-    if args.float:
-        merge_onnx(paths, out)
-    else:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as tmp:
-            merged = Path(tmp) / "float32.onnx"
-            merge_onnx(paths, merged)
-            quantization = quantize_int8(merged, out, calibration_inputs(args))
+    with tempfile.TemporaryDirectory() as tmp:
+        merged = Path(tmp) / "float32.onnx"
+        merge_onnx(paths, merged)  # checked against the members before it replaces ``out``
+        if args.float:
+            shutil.move(merged, out)
+        else:
+            quantization = quantize_int8(merged, out, calibration)
             quantization["calibration_seed"] = args.seed
     metas = [json.loads(p.with_suffix(".json").read_text()) for p in paths]
     digest = hashlib.sha256(out.read_bytes()).hexdigest()

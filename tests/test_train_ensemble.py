@@ -274,12 +274,24 @@ def test_quantized_graph_has_7_bit_weights_and_reads_as_the_float_one(recipe, tm
     assert info["calibration_crops"] == 60 and info["readings_changed_on_calibration_crops"] <= 0
     model = onnx.load(str(tmp_path / "int8.onnx"))
     ops = [n.op_type for n in model.graph.node]
-    assert ops.count("QuantizeLinear") >= 2 and "MatMul" in ops  # the head stays float32
-    int8 = [numpy_helper.to_array(t) for t in model.graph.initializer if t.data_type == 3]
+    assert ops.count("QuantizeLinear") >= 2 and ops.count("Conv") == 2
+    initializers = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    (head,) = [n for n in model.graph.node if n.op_type == "MatMul"]
+    assert initializers[head.input[1]].dtype == np.float32  # the head stays float32
+    int8 = [w for w in initializers.values() if w.dtype == np.int8]
     weights = [w for w in int8 if w.ndim == 4]  # the rest: zero points
     # |w| <= 64: a pair of uint8 x int8 products stays within int16 (255 * 64 * 2 < 32767).
     assert len(weights) == 2 and all(np.abs(w.astype(int)).max() <= 64 for w in weights)
     assert all(np.abs(w.astype(int)).max() >= 60 for w in weights)  # the range is used
+    weight_scales = [
+        initializers[n.input[1]]
+        for n in model.graph.node
+        if n.op_type == "DequantizeLinear" and initializers.get(n.input[0]) is not None
+        and initializers[n.input[0]].ndim == 4
+    ]  # fmt: skip
+    assert sorted(s.shape for s in weight_scales) == [(8,), (16,)]  # one per output channel
+    # Only the opsets its nodes use: onnxruntime 1.16 refuses ai.onnx.ml version 5.
+    assert {o.domain for o in model.opset_import} == {n.domain for n in model.graph.node} | {""}
     float_logits, int8_logits = (
         ort.InferenceSession(str(tmp_path / name)).run(None, {"crops": x})[0]
         for name in ("float.onnx", "int8.onnx")
@@ -289,14 +301,31 @@ def test_quantized_graph_has_7_bit_weights_and_reads_as_the_float_one(recipe, tm
 
 
 def test_a_quantization_that_changes_readings_is_refused(recipe, monkeypatch, tmp_path) -> None:
+    import onnxruntime.quantization as quantization
+
     rng = np.random.default_rng(6)
     _conv_model(tmp_path / "float.onnx", rng)
     x = rng.normal(0, 1, (40, 3, 125, 80)).astype(np.float32)
-    # The refusal path: below zero, even a graph that changes no reading is refused, and
-    # the message names the count.
-    monkeypatch.setattr(recipe, "QUANTIZATION_TOLERANCE", -1.0)
+    # A quantizer that writes another network: its readings differ on most crops.
+    monkeypatch.setattr(
+        quantization, "quantize_static",
+        lambda src, dst, *args, **kwargs: _conv_model(Path(dst), np.random.default_rng(7)),
+    )  # fmt: skip
+    out = tmp_path / "int8.onnx"
+    out.write_bytes(b"the previous model")
     with pytest.raises(RuntimeError, match=r"reads \d+ of its 40 calibration crops differently"):
-        recipe.quantize_int8(tmp_path / "float.onnx", tmp_path / "int8.onnx", x)
+        recipe.quantize_int8(tmp_path / "float.onnx", out, x)
+    assert out.read_bytes() == b"the previous model"  # left as it was
+
+
+def test_calibration_needs_training_crops(recipe, monkeypatch) -> None:
+    real = {"crops": np.zeros((3, 250, 160, 3), np.uint8), "source": np.arange(3),
+            "paths": np.array(["a", "b", "c"])}  # fmt: skip
+    monkeypatch.setattr(recipe, "load_real", lambda verbose=True: real)
+    monkeypatch.setattr(recipe, "holdout_paths", lambda data: set())
+    argv = ["--no-tables"] + [a for s in recipe.SOURCES for a in ("--exclude-source", s)]
+    with pytest.raises(SystemExit, match="no training crops left"):
+        recipe.calibration_inputs(_args(recipe, argv))
 
 
 def test_calibration_draws_training_crops_in_the_batch_shares(recipe, monkeypatch) -> None:
