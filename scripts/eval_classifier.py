@@ -285,6 +285,18 @@ def cv_models(steps: int, seed: int, threads: int = 2, train: bool = True) -> di
     return out
 
 
+def cv_classifiers(
+    steps: int, seed: int, shipped: CardClassifier, train: bool = False
+) -> dict[str, CardClassifier]:
+    """:func:`cv_models` loaded, each given ``shipped``'s calibration temperatures (fitted on
+    these models' readings and stored with the shipped model only), so that their confidences
+    are the ones ``setvision photo`` would show."""
+    models = {s: CardClassifier(p) for s, p in cv_models(steps, seed, train=train).items()}
+    for model in models.values():
+        model.temperatures = shipped.temperatures
+    return models
+
+
 #: Tables dealt from a left-out crop source by :func:`dealt_tables`: how many, of how many
 #: distinct cards each (the crops carry no photo id, so a "table" is a seeded draw).
 DEALT_TABLES = 200

@@ -215,13 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     shipped = CardClassifier()
     models: dict[str, CardClassifier] = {}
     if args.cv:
-        from eval_classifier import cv_models
+        from eval_classifier import cv_classifiers
         from train_classifier import STEPS
 
-        steps = args.cv_steps or STEPS
-        models = {s: CardClassifier(p) for s, p in cv_models(steps, 0, train=False).items()}
-        for model in models.values():  # fitted on these models' readings, stored with the shipped
-            model.temperatures = shipped.temperatures
+        models = cv_classifiers(args.cv_steps or STEPS, 0, shipped)
     for name in args.only or sorted(ALTERATIONS):
         right: list[float] = []
         wrong: list[tuple[float, str]] = []

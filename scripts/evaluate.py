@@ -307,15 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     cv: dict[str, CardClassifier] = {}
     if args.cv:
         sys.path.insert(0, str(ROOT / "scripts"))
-        from eval_classifier import cv_models
+        from eval_classifier import cv_classifiers
         from train_classifier import STEPS
 
         args.cv_steps = args.cv_steps or STEPS
-        paths = cv_models(args.cv_steps, 0, train=False)
-        cv = {source: CardClassifier(path) for source, path in paths.items()}
-        for model in cv.values():  # the temperatures are fitted on these models' readings and
-            if model.temperatures is None:  # stored with the shipped model: confidences as shown
-                model.temperatures = classifier.temperatures
+        cv = cv_classifiers(args.cv_steps, 0, classifier)
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     wrong_tables: list[str] = []
     times: list[float] = []
