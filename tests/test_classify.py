@@ -75,6 +75,23 @@ def test_probabilities_from_logits_are_normalised_in_enum_order() -> None:
     np.testing.assert_allclose(probs.confidence(), 0.9**4, rtol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(12,), (2, 6), (1, 13), (2, 3, 4)])
+def test_probabilities_from_logits_of_another_shape_are_refused(shape) -> None:
+    # A (2, 6) array was silently reshaped into one card's twelve logits.
+    with pytest.raises(ValueError, match=r"expected \(N, 12\)"):
+        CardProbabilities.from_logits(np.zeros(shape, np.float32))
+
+
+@pytest.mark.parametrize(
+    "crops",
+    [np.zeros((2, 250, 160, 3), np.float32), np.zeros((250, 160, 3), np.uint8),
+     np.zeros((2, 250, 160), np.uint8)],
+)  # fmt: skip
+def test_preprocess_refuses_what_is_not_a_batch_of_bgr_crops(crops) -> None:
+    with pytest.raises(ValueError, match=r"expected \(N, H, W, 3\) uint8"):
+        preprocess(crops, (125, 80), (0.5, 0.5, 0.5), (0.25, 0.25, 0.25))
+
+
 def test_to_cards_gives_cards_and_confidence() -> None:
     cards = list(full_deck()[::7])
     out = to_cards(_probs_for(cards, sure=0.98))

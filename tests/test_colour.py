@@ -238,6 +238,10 @@ def test_empty_and_bad_input() -> None:
     inks = symbol_colours(crops_of(MIXED[:2]))
     with pytest.raises(ValueError, match="colour_probs"):
         cluster_inks(inks, np.zeros((3, 3), np.float32))
+    groups = cluster_inks(inks, np.full((2, 3), 1 / 3, np.float32))
+    for probs in (np.zeros((3, 3), np.float32), np.zeros((2, 4), np.float32)):
+        with pytest.raises(ValueError, match="colour_probs"):  # was an IndexError or garbage
+            fuse_colour(probs, groups, inks)
 
 
 def test_colour_order_matches_the_enum() -> None:

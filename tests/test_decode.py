@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.cards import Card, parse_card
-from vision.decode import decode_table, identity_log_probs
+from vision.decode import decode_table, identity_log_probs, tempered_log_probs
 
 
 def probs_for(cards: list[Card], sure: float = 0.9) -> list[np.ndarray]:
@@ -182,3 +182,12 @@ def test_a_temperature_per_card_tempers_each_card_alone() -> None:
     np.testing.assert_allclose(mixed[1::2], unsharpened[1::2], rtol=1e-6)
     with pytest.raises(ValueError, match="temperatures"):
         decode_table(probs, temperatures=(*temps[:3], np.array([0.4, 0.0, 1, 1, 1])))
+
+
+@pytest.mark.parametrize("temperature", [0.0, -0.5, float("nan")])
+def test_a_temperature_that_is_not_positive_is_refused(temperature) -> None:
+    with pytest.raises(ValueError, match="temperature"):  # T = 0 returned NaN
+        tempered_log_probs(np.full((2, 3), 1 / 3), temperature)
+    np.testing.assert_allclose(
+        np.exp(tempered_log_probs([[0.2, 0.3, 0.5]], 1.0)), [[0.2, 0.3, 0.5]]
+    )

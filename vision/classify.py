@@ -88,8 +88,14 @@ class CardProbabilities:
 
     @classmethod
     def from_logits(cls, logits: npt.NDArray[np.floating]) -> CardProbabilities:
-        """Build from (N, 12) logits (heads count, colour, shape, fill; 3 each)."""
-        logits = np.asarray(logits, dtype=np.float32).reshape(-1, 12)
+        """Build from (N, 12) logits (heads count, colour, shape, fill; 3 each), any float dtype.
+
+        Raises:
+            ValueError: if ``logits`` is not (N, 12).
+        """
+        logits = np.asarray(logits, dtype=np.float32)
+        if logits.ndim != 2 or logits.shape[1] != 12:
+            raise ValueError(f"logits: expected (N, 12), got {logits.shape}")
         heads = {name: _softmax(logits[:, 3 * i : 3 * i + 3]) for i, name in enumerate(HEADS)}
         return cls(logits=logits, **heads)
 
@@ -230,7 +236,12 @@ def preprocess(
 
     Returns:
         (N, 3, height, width) float32, contiguous.
+
+    Raises:
+        ValueError: if ``crops`` is not (N, H, W, 3) uint8.
     """
+    if crops.ndim != 4 or crops.shape[3] != 3 or crops.dtype != np.uint8:
+        raise ValueError(f"crops: expected (N, H, W, 3) uint8 BGR, got {crops.shape} {crops.dtype}")
     height, width = input_size
     n, h, w = crops.shape[:3]
     if (h, w) == (height, width) or n == 0:

@@ -412,8 +412,17 @@ def fuse_colour(
 
     Returns:
         (N, 3) float32 fused probabilities, rows summing to 1.
+
+    Raises:
+        ValueError: if ``colour_probs`` is not (N, 3) for the N cards of ``groups`` and ``inks``.
     """
     probs = np.asarray(colour_probs, np.float64).copy()
+    n = len(inks)
+    if probs.shape != (n, 3) or len(groups.labels) != n:
+        raise ValueError(
+            f"colour_probs {probs.shape}, {len(groups.labels)} grouped and {n} ink readings: "
+            "expected (N, 3) and N of each"
+        )
     if groups.weight <= 0.0 or len(groups.colours) == 0:
         return probs.astype(np.float32)
     by_colour = {int(c): g for g, c in enumerate(groups.colours)}
@@ -513,6 +522,9 @@ def table_colour(
 
     Returns:
         (fused (N, 3) float32 probabilities, the groups, the ink readings).
+
+    Raises:
+        ValueError: if ``crops`` is not (N, H, W, 3) uint8 or ``colour_probs`` not (N, 3).
     """
     inks = symbol_colours(crops)
     probs = card_colour(colour_probs, inks)

@@ -116,7 +116,13 @@ def format_confidence(confidence: float) -> str:
 def tempered_log_probs(probs: npt.ArrayLike, temperature: float) -> npt.NDArray[np.float64]:
     """(..., 3) log of ``softmax(log p / T)`` over the last axis: one head's probabilities at
     temperature ``T`` (the same as dividing its logits by T; temperature scaling, Guo et al.,
-    "On Calibration of Modern Neural Networks", ICML 2017). Computed in log space."""
+    "On Calibration of Modern Neural Networks", ICML 2017). Computed in log space.
+
+    Raises:
+        ValueError: if ``temperature`` is not a positive number.
+    """
+    if not temperature > 0:  # also NaN
+        raise ValueError(f"temperature: expected a positive number, got {temperature}")
     return _log_softmax(np.log(np.clip(np.asarray(probs, np.float64), _EPS, 1.0)) / temperature)
 
 
@@ -180,6 +186,10 @@ def decode_table(
     Returns:
         The decoded table. With one deck and more than 81 cards (impossible for one deck) the
         cards beyond the first 81 distinct readings fall back to their own best reading.
+
+    Raises:
+        ValueError: if ``probs`` is not four (N, 3) arrays of one N, or ``temperatures`` not
+            four positive numbers (or (N,) arrays of them).
     """
     scores = identity_log_probs(probs)
     n = len(scores)
