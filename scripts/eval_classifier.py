@@ -4,7 +4,7 @@ Accuracy per attribute, per card (all four right) and confusion matrices, throug
 path (:class:`vision.classify.CardClassifier`, onnxruntime) on the shared crops as
 ``scripts/train_classifier.py`` caches them (same preprocessing as at run time).
 
-Two evaluations:
+The evaluations (each one's results stored under its key):
 
 * ``holdout``: the shipped model on the fixed stratified 1,000-crop hold-out
   (``models/card_classifier_holdout.txt``), per source; and on the same crops with their
@@ -26,16 +26,25 @@ Two evaluations:
 * ``framing`` (with ``folds``): every annotated table-photo card warped from its corners
   scaled about the centre (x0.9 to x1.3: a detector quad off, the table round the card),
   read by the cross-validation model that never saw its source (:func:`evaluate_framing`);
-* ``reliability`` (with both): what a card's confidence means, over every left-out card with a
-  trusted label: per confidence bin, the share of cards read fully right.
+* ``reliability`` and ``calibration`` (full run only): what a card's confidence means, over
+  every left-out card with a trusted label: per confidence bin, the share of cards read fully
+  right; and the per-head temperatures fitted on those cards, written into the shipped model's
+  JSON (``calibration``), which the runtime applies to the confidence it reports;
+* ``end_to_end_cv`` (full run, or ``--only end-to-end``): every labelled table photo read end to
+  end, detector and all, by the cross-validation model that never saw its source
+  (``scripts/evaluate.py --cv``): per attribute, per card and per table (a table is right only
+  when every card is).
 
 Usage::
 
-    nice .venv/bin/python scripts/eval_classifier.py              # hold-out + LOSO, writes JSON
+    nice .venv/bin/python scripts/eval_classifier.py               # everything, writes JSON
     nice .venv/bin/python scripts/eval_classifier.py --only holdout
 
-Results go to ``models/card_classifier_eval.json`` (the baselines that tests compare against)
-and a readable summary to stdout.
+The full run trains the cross-validation models it does not find in the cache (PyTorch, the
+``train`` extra; six pairs of about 15 minutes each on the 2-core machine; a minute or two
+each evaluation when they are cached). Results go to ``models/card_classifier_eval.json`` (the
+baselines that tests compare against) and a readable summary to stdout; ``--no-write`` leaves
+both JSON files as they are, and so does ``--model`` with another model than the shipped one.
 """
 
 from __future__ import annotations
@@ -249,7 +258,7 @@ def evaluate_holdout(model: CardClassifier, data: dict) -> dict:
 def cv_folder(steps: int, seed: int) -> Path:
     """Where the cross-validation models of the current recipe and labels live (trained on
     demand; a label added or corrected gives another folder: ``train_classifier.labels_digest``)."""
-    return tc.cache_dir() / "cv" / f"{tc.RECIPE}-{steps}-{seed}-{tc.labels_digest()[:8]}"
+    return tc.cache_dir() / "cv" / tc.cv_models_name(steps, seed)
 
 
 def cv_model(left_out: str, steps: int, seed: int, threads: int, train: bool = True) -> Path:
@@ -453,33 +462,56 @@ def evaluate_framing(steps: int, seed: int, threads: int) -> dict:
     }
 
 
-def write_calibration(temperatures: np.ndarray, cards: int) -> None:
+def write_calibration(
+    temperatures: np.ndarray, cards: int, steps: int, seed: int, path: Path = tc.SHIPPED_JSON
+) -> None:
     """Store the fitted temperatures in the shipped model's JSON (``calibration``), which
-    :class:`vision.classify.CardClassifier` applies to the confidence it reports."""
-    path = tc.REPO / "models" / "card_classifier.json"
+    :class:`vision.classify.CardClassifier` applies to the confidence it reports, with the
+    cross-validation models they were fitted on (``cv_models``: a retrained model of the same
+    recipe keeps them, ``train_classifier.kept_calibration``)."""
     meta = json.loads(path.read_text())
     meta["calibration"] = {
         "temperatures": [float(t) for t in temperatures],
         "heads": list(HEADS),
+        "cv_models": tc.cv_models_name(steps, seed),
         "fitted_on": f"{cards} cards of sources left out of the cross-validation models "
-        f"(recipe {tc.RECIPE}, {meta['training']['steps']} steps): scripts/eval_classifier.py",
+        f"(recipe {tc.RECIPE}, {steps} steps): scripts/eval_classifier.py",
     }
     path.write_text(json.dumps(meta, indent=2) + "\n")
     print(f"wrote the calibration into {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", type=Path, default=None, help="default: the shipped model")
-    parser.add_argument("--only", choices=["holdout", "loso", "folds"], default=None)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--model", type=Path, default=None,
+        help="the model read on the hold-out (default: the shipped model; another one implies "
+        "--no-write)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--only", choices=["holdout", "loso", "folds", "end-to-end"], default=None,
+        help="run one evaluation (default: all of them, then the calibration)",
+    )  # fmt: skip
     parser.add_argument(
         "--loso-steps", type=int, default=tc.STEPS,
         help="steps of the CV models (default: the shipped model's)",
     )  # fmt: skip
     parser.add_argument("--threads", type=int, default=2, help="torch threads for LOSO training")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-write", action="store_true", help="do not update the results JSON")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the CV models (default 0)")
+    parser.add_argument(
+        "--no-write", action="store_true",
+        help="leave models/card_classifier_eval.json and the shipped model's calibration as "
+        "they are",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    shipped = tc.SHIPPED_JSON.with_suffix(".onnx").resolve()
+    if args.model is not None and args.model.resolve() != shipped and not args.no_write:
+        print(f"--model {args.model} is not the shipped model: its figures are not recorded")
+        args.no_write = True
+    if args.only == "end-to-end" and args.seed != 0:  # scripts/evaluate.py --cv: seed 0
+        parser.error("--seed: the end-to-end evaluation reads the seed-0 models")
 
     data = tc.load_real(crop_version=CROP_VERSION)  # the crops cut as well as we can
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
@@ -512,10 +544,19 @@ def main(argv: list[str] | None = None) -> None:
             "reliability": reliability(scored, temperatures),
         }
         if not args.no_write:  # the runtime reads them from the shipped model's JSON
-            write_calibration(temperatures, results["calibration"]["cards"])
-    if not args.no_write:
+            write_calibration(
+                temperatures, results["calibration"]["cards"], args.loso_steps, args.seed
+            )
+    if not args.no_write and args.only != "end-to-end":
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         print(f"wrote {RESULTS}")
+    if args.only == "end-to-end" or (args.only is None and args.seed == 0):
+        import evaluate  # after the calibration: the confidences the tool reports
+
+        record = [] if args.no_write else ["--record"]
+        evaluate.main(["--cv", "--cv-steps", str(args.loso_steps), *record])
+    elif args.only is None:
+        print("end to end: not run (scripts/evaluate.py --cv reads the seed-0 models)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,14 @@ cached under ``$SETVISION_CACHE/members``), merged into one ONNX graph that outp
 their logits (:func:`merge_onnx`), then quantized to int8 (:func:`quantize_int8`; ``--float``
 keeps the float32 graph). ``--single`` or any experiment flag trains one float32 model.
 
+It writes ``models/card_classifier.onnx`` and its ``.json`` (or ``--out`` and the ``.json``
+beside it; only the shipped recipe may write the shipped path). From an empty cache it took
+1,040 s on the 2-core machine (the crop caches, then the two members side by side); with the
+members cached, a minute. The JSON keeps the confidence calibration when the shipped JSON's was
+fitted on the cross-validation models of this recipe, steps, seed and labels
+(:func:`kept_calibration`); for any other recipe the confidences stay raw until the full run of
+``scripts/eval_classifier.py`` fits it.
+
 Data: the shared single-card crops (``../shared/datasets/crops.csv``), each brought into the
 classifier's input space by :func:`vision.classify.crop_single_card` (version
 :data:`TRAIN_CROP`: cut out of any background, turned portrait, warped to 160 x 250,
@@ -832,6 +840,34 @@ def member_command(flags: tuple[str, ...], args: argparse.Namespace, threads: in
     return cmd
 
 
+def cv_models_name(steps: int, seed: int) -> str:
+    """The name of the folder (under ``$SETVISION_CACHE/cv``) of the cross-validation models of
+    the current :data:`RECIPE`, ``steps``, ``seed`` and labels (:func:`labels_digest`): the
+    models ``scripts/eval_classifier.py`` fits the confidence temperatures on."""
+    return f"{RECIPE}-{steps}-{seed}-{labels_digest()[:8]}"
+
+
+#: The shipped model's JSON, where ``scripts/eval_classifier.py`` stores the calibration.
+SHIPPED_JSON = REPO / "models" / "card_classifier.json"
+
+
+def kept_calibration(steps: int, seed: int, path: Path = SHIPPED_JSON) -> dict | None:
+    """The ``calibration`` of the model JSON at ``path`` when it was fitted on the
+    cross-validation models of this very recipe, steps, seed and labels (its ``cv_models`` is
+    :func:`cv_models_name`), else ``None``. The temperatures depend on those models only, not
+    on the shipped model's own weights, so a retrained model of the same recipe keeps them; any
+    other recipe needs ``scripts/eval_classifier.py`` to fit its own."""
+    try:
+        calibration = json.loads(path.read_text()).get("calibration")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(calibration, dict) and calibration.get("cv_models") == cv_models_name(
+        steps, seed
+    ):
+        return calibration
+    return None
+
+
 def labels_digest() -> str:
     """A digest of the labels training reads: the annotation files of :data:`ANNOTATIONS`
     (the table photos' cards, which ``scripts/label.py`` edits) and the shared ``crops.csv``.
@@ -1037,9 +1073,11 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
     threads = max(1, args.threads // len(ENSEMBLE))
     paths = [member_path(flags, args) for flags in ENSEMBLE]
     running = []
+    cached = 0
     for flags, path in zip(ENSEMBLE, paths, strict=True):
         if path.exists() and path.with_suffix(".json").exists():
             print(f"member {' '.join(flags)}: cached {path}", flush=True)
+            cached += 1
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, __file__, *member_command(flags, args, threads)]
@@ -1069,7 +1107,8 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
         recipe=RECIPE,
         ensemble="the mean of the members' logits, one ONNX graph (merge_onnx)",
         members=[{**m["training"], "sha256": m["sha256"], "command": m["command"]} for m in metas],
-        seconds=round(time.time() - t0),
+        seconds=round(time.time() - t0),  # this run; each member's own under ``members``
+        members_cached=cached,  # taken from the cache, not trained in this run's seconds
         threads=args.threads,
     )
     for key in ("batch_shares", "white_balance_version", "noisy_rows_dropped"):
@@ -1083,27 +1122,54 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
         **({} if quantization is None else {"quantization": quantization}),
         "command": "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *argv]),
     }
+    # The reported confidences: the temperatures fitted for this recipe, when there are any.
+    temperatures = kept_calibration(args.steps, args.seed)
+    if temperatures is not None:
+        meta["calibration"] = temperatures
     out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, sha256 {digest[:12]}), ensemble of "
           f"{len(paths)}, in {time.time() - t0:.0f}s")  # fmt: skip
+    if temperatures is not None:
+        print(f"kept the confidence calibration fitted on {temperatures['cv_models']} "
+              f"(temperatures {temperatures['temperatures']})")  # fmt: skip
+    else:
+        print(f"note: no confidence calibration fitted for {cv_models_name(args.steps, args.seed)}"
+              ": the confidences are raw (most cards flagged uncertain) until the full run of "
+              "scripts/eval_classifier.py fits it")  # fmt: skip
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """--help: the module docstring as written, and each option's default where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if default in (None, argparse.SUPPRESS) or default is False or default == []:
+            return text  # no default worth printing
+        if "default" in text:
+            return text  # the help says it already
+        return f"{text} (default: %(default)s)"
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=str(REPO / "models" / "card_classifier.onnx"))
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=4e-3)
-    parser.add_argument("--width", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
+    parser.add_argument(
+        "--out", default=str(REPO / "models" / "card_classifier.onnx"),
+        help="the ONNX file to write (its JSON goes beside it)",
+    )  # fmt: skip
+    parser.add_argument("--steps", type=int, default=STEPS, help="training steps (batches)")
+    parser.add_argument("--batch", type=int, default=64, help="crops per batch")
+    parser.add_argument("--lr", type=float, default=4e-3, help="peak one-cycle learning rate")
+    parser.add_argument("--width", type=float, default=1.0, help="channel width multiplier")
+    parser.add_argument("--seed", type=int, default=0, help="seeds batches, augmentation, init")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument(
         "--device", default="cpu", help="torch device (cpu, cuda); the shipped model: cpu"
     )  # fmt: skip
     parser.add_argument("--workers", type=int, default=1, help="augmentation processes")
     parser.add_argument("--render", type=int, default=4000, help="rendered crops to mix in")
-    parser.add_argument("--no-render", action="store_true")
+    parser.add_argument("--no-render", action="store_true", help="no rendered crops")
     parser.add_argument(
         "--no-tables", action="store_true",
         help="do not train on the annotated table-photo cards (datasets/detection)",
@@ -1112,7 +1178,11 @@ def main(argv: list[str] | None = None) -> None:
         "--fold", action="append", default=[], choices=sorted(TABLE_FOLDS),
         help="leave this fold's table sources out (cross-validation on the table photos)",
     )  # fmt: skip
-    parser.add_argument("--filter-at", type=float, default=0.4)
+    parser.add_argument(
+        "--filter-at", type=float, default=0.4,
+        help="share of the schedule after which noisy rows the model strongly disagrees with "
+        "are dropped",
+    )  # fmt: skip
     parser.add_argument(
         "--exclude-source", action="append", default=[], choices=ALL_SOURCES,
         help="leave this real source out of training (its crops and its table photos)",

@@ -113,6 +113,15 @@ def test_recorded_cross_validation_is_current() -> None:
     )
     assert in_folds + loso == sum(labelled.values()), "annotations changed: re-run the CV"
     assert set(labelled) <= set(results["end_to_end_cv"]["sources"])
+    # The hold-out figures are the shipped model's, and so are its reported confidences: the
+    # temperatures were fitted on this recipe's cross-validation models, with these labels.
+    assert results["holdout_model_sha256"] == meta["sha256"], (
+        "re-run scripts/eval_classifier.py --only holdout (the model changed)"
+    )
+    if shared_datasets(required=False) is not None:  # the labels' digest reads crops.csv
+        recipe_script = load_script("train_classifier")
+        fitted_on = recipe_script.cv_models_name(steps, meta["training"]["seed"])
+        assert meta["calibration"]["cv_models"] == fitted_on, "re-run scripts/eval_classifier.py"
 
 
 def test_reading_holds_with_a_quad_found_too_large() -> None:

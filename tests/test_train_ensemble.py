@@ -366,3 +366,51 @@ def test_calibration_draws_training_crops_in_the_batch_shares(recipe, monkeypatc
     np.testing.assert_array_equal(rows, decoded(["--exclude-source", "omega697"])[0])  # seeded
     rows, table_source = decoded(["--fold", "fold-a"])  # pclewis's table cards left out
     assert 0 not in table_source and np.any(rows >= 400)
+
+
+# ------------------------------------------------------------------------------------------
+# The confidence calibration across a retrain
+def _with_calibration(path: Path, calibration: dict | None) -> Path:
+    import json
+
+    meta = {"training": {"recipe": "whatever"}}
+    if calibration is not None:
+        meta["calibration"] = calibration
+    path.write_text(json.dumps(meta))
+    return path
+
+
+def test_a_retrained_model_keeps_the_calibration_of_its_recipe(recipe, monkeypatch, tmp_path):
+    # `train_classifier.py` rewrites the model JSON; the temperatures come from the full run of
+    # eval_classifier.py (hours). Fitted on the cross-validation models of this very recipe,
+    # steps, seed and labels, they hold for the retrained model; for anything else they do not.
+    monkeypatch.setattr(recipe, "RECIPE", recipe.RECIPE)
+    fitted = {"temperatures": [0.4, 0.3, 0.4, 0.4], "cv_models": recipe.cv_models_name(1500, 0)}
+    path = _with_calibration(tmp_path / "model.json", fitted)
+    assert recipe.kept_calibration(1500, 0, path) == fitted
+    assert recipe.kept_calibration(700, 0, path) is None  # other steps
+    assert recipe.kept_calibration(1500, 1, path) is None  # another seed
+    monkeypatch.setattr(recipe, "labels_digest", lambda: "0123456789abcdef")
+    assert recipe.kept_calibration(1500, 0, path) is None  # a label corrected
+    monkeypatch.undo()
+    monkeypatch.setattr(recipe, "RECIPE", recipe.RECIPE + "-other")
+    assert recipe.kept_calibration(1500, 0, path) is None  # another recipe
+    monkeypatch.undo()
+    old_format = {"temperatures": [0.4, 0.3, 0.4, 0.4], "fitted_on": "..."}
+    assert recipe.kept_calibration(1500, 0, _with_calibration(path, old_format)) is None
+    assert recipe.kept_calibration(1500, 0, _with_calibration(path, None)) is None
+    assert recipe.kept_calibration(1500, 0, tmp_path / "missing.json") is None
+    (tmp_path / "bad.json").write_text("{not json")
+    assert recipe.kept_calibration(1500, 0, tmp_path / "bad.json") is None
+
+
+def test_the_calibration_eval_writes_is_the_one_a_retrain_keeps(recipe, tmp_path) -> None:
+    evaluation = load_script("eval_classifier")
+    path = _with_calibration(tmp_path / "model.json", None)
+    evaluation.write_calibration(np.array([0.5, 0.25, 0.5, 0.75]), 123, 1500, 0, path=path)
+    kept = recipe.kept_calibration(1500, 0, path)
+    assert kept is not None and kept["temperatures"] == [0.5, 0.25, 0.5, 0.75]
+    assert (
+        kept["heads"] == ["count", "colour", "shape", "fill"] and "123 cards" in kept["fitted_on"]
+    )
+    assert recipe.kept_calibration(700, 0, path) is None
