@@ -498,7 +498,7 @@ def test_results_are_printed_when_the_copy_cannot_be_written(
     def full_disk(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(vision.batch, "open", full_disk, raising=False)  # the copy's write
+    monkeypatch.setattr(vision.batch.tempfile, "mkstemp", full_disk)  # the copy's write
     result = run(str(src), "--out", str(tmp_path / "x.jpg"))
     assert result.exit_code == 2
     assert "no space left on device" in result.stderr.lower()
@@ -1342,3 +1342,137 @@ def test_a_later_run_does_not_take_another_photos_copy_for_its_own(tmp_path: Pat
     assert copy.read_bytes() == before
     again = run(str(first))  # its own copy: refused without --force, as before
     assert again.exit_code == 2 and "a.sets.jpg exists; use --force" in again.stderr
+
+
+# --- writes that fail part-way, links, folders that cannot be listed ----------------------------
+class _FullDisk:
+    """A file object that takes part of a write, then fails as a full disk does."""
+
+    def __init__(self, file) -> None:  # noqa: ANN001 - the real file object
+        self.file = file
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:  # noqa: ANN002
+        self.file.close()
+
+    def write(self, data: bytes) -> int:
+        import errno
+
+        self.file.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_copy_that_fails_part_way_leaves_no_broken_file_and_the_old_one_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk left a truncated copy (which the next run refused to overwrite) and, with
+    # --force, destroyed the file it replaced.
+    src = photo(tmp_path / "t.jpg")
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / "x.jpg"
+    kept.write_bytes(b"the user's own file")
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(vision.batch.os, "fdopen", lambda *a, **k: _FullDisk(real_fdopen(*a, **k)))
+    for args in (["--out", str(kept), "--force"], ["--out", str(out / "new.jpg")], []):
+        result = run(str(src), *args)
+        assert result.exit_code == 2, result.output
+        assert "could not write the annotated copy (No space left on device)" in result.stderr
+        assert "4 cards, 1 SET" in result.stdout  # the readings are still given
+    assert kept.read_bytes() == b"the user's own file"
+    assert sorted(p.name for p in out.iterdir()) == ["x.jpg"]  # no partial or hidden file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "t.jpg"]
+
+
+def test_a_copy_is_written_whole_with_the_usual_mode(tmp_path: Path) -> None:
+    src = photo(tmp_path / "t.jpg")
+    assert run(str(src)).exit_code == 0
+    copy = tmp_path / "t.sets.jpg"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert copy.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
+    assert cv2.imread(str(copy)) is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.jpg", "t.sets.jpg"]
+
+
+def test_out_through_a_link_writes_its_file_and_keeps_the_link(tmp_path: Path) -> None:
+    src = photo(tmp_path / "t.jpg")
+    (tmp_path / "w").mkdir()
+    target = tmp_path / "w" / "x.jpg"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.jpg"
+    link.symlink_to(target)
+    result = run(str(src), "--out", str(link), "--force")
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and cv2.imread(str(target)) is not None
+
+
+def test_out_through_a_link_into_a_read_only_folder_is_refused(tmp_path: Path) -> None:
+    # The read-only check looked at the link's folder: a file in a read-only folder was
+    # overwritten through a link to it.
+    src = photo(tmp_path / "t.jpg")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    target = folder / "x.jpg"
+    target.write_bytes(b"in a read-only folder")
+    link = tmp_path / "link.jpg"
+    link.symlink_to(target)
+    folder.chmod(0o555)
+    try:
+        result = run(str(src), "--out", str(link), "--force")
+        assert result.exit_code == 2
+        assert f"{folder} is a read-only folder" in result.stderr
+        assert target.read_bytes() == b"in a read-only folder"
+    finally:
+        folder.chmod(0o755)
+
+
+def _locked(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Make ``folder`` unlistable, as a folder without read permission is (mode bits stop
+    nothing for root)."""
+    import errno
+
+    for name in ("listdir", "scandir"):
+        real = getattr(os, name)
+
+        def refuse(path=".", _real=real):  # noqa: ANN001
+            if Path(os.fsdecode(path)) == folder:
+                raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
+            return _real(path)
+
+        monkeypatch.setattr(os, name, refuse)
+
+
+def test_a_folder_that_cannot_be_listed_is_one_error_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A locked folder among the paths stopped the whole run before any photo was read.
+    src = photo(tmp_path / "t.jpg")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    photo(locked / "u.jpg")
+    _locked(monkeypatch, locked)
+    result = run(str(locked), str(src), "--no-image")
+    assert result.exit_code == 2
+    assert f"setvision: error: {locked}: permission denied" in result.stderr
+    assert "4 cards, 1 SET" in result.stdout
+    result = run(str(locked), str(src), "--no-image", "--json")
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0] == {"image": str(locked), "error": f"{locked}: permission denied"}
+    assert len(lines[1]["cards"]) == 4
+
+
+def test_a_subfolder_that_cannot_be_listed_is_said_with_recursive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    top = tmp_path / "top"
+    (top / "locked").mkdir(parents=True)
+    photo(top / "t.jpg")
+    photo(top / "locked" / "u.jpg")
+    _locked(monkeypatch, top / "locked")
+    result = run(str(top), "-r", "--no-image")
+    assert result.exit_code == 0, result.output
+    assert f"1 subfolder not read (permission denied): {top / 'locked'}" in result.stderr
+    assert result.stdout.count("4 cards, 1 SET") == 1

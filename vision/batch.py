@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import stat
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,10 +203,21 @@ def unreadable_photos(folder: Path, *, recursive: bool = False) -> str:
     photos (:data:`vision.io.UNREADABLE_EXTENSIONS`), "2 HEIC/HEIF/AVIF photos not read (OpenCV
     cannot read them); export them as JPEG or PNG", and its videos
     (:data:`vision.io.VIDEO_EXTENSIONS`), "1 video not read (setvision photo reads still
-    images)"; "" for none."""
-    from vision.io import UNREADABLE_EXTENSIONS, VIDEO_EXTENSIONS, list_images
+    images)"; with ``recursive``, its subfolders that cannot be listed, "1 subfolder not read
+    (permission denied): a/locked"; "" for none."""
+    from vision.io import UNREADABLE_EXTENSIONS, VIDEO_EXTENSIONS, list_images, walk_folders
 
     said = []
+    if recursive:
+        errors: list[OSError] = []
+        for _ in walk_folders(folder, errors):
+            pass
+        if errors:
+            names = [str(e.filename) for e in errors[:3]] + (["..."] if len(errors) > 3 else [])
+            reason = errors[0].strerror or "cannot be listed"
+            reason = reason[:1].lower() + reason[1:]
+            plural = "s" if len(errors) != 1 else ""
+            said.append(f"{len(errors)} subfolder{plural} not read ({reason}): {', '.join(names)}")
     n = len(list_images(folder, recursive=recursive, extensions=UNREADABLE_EXTENSIONS))
     if n:
         said.append(
@@ -411,13 +423,13 @@ def _refusal(
     if target.exists() and not force:
         other = "--out" if out is None else "another --out"
         return f"{target} exists; use --force to overwrite, {other} or --no-image"
-    if out is None and _read_only(target.parent):
+    if out is None and _read_only(_real(target).parent):
         return (
             f"{target.parent} is a read-only folder: no annotated copy is written beside "
             "its photos; use --out or --no-image"
         )
-    if out is not None:
-        where = _existing_folder(target.parent)
+    if out is not None:  # the folder the file lands in: a link's, not the link's own
+        where = _existing_folder(_real(target).parent)
         if where is not None and _read_only(where):
             return (
                 f"{where} is a read-only folder: no annotated copy is written; choose another --out"
@@ -614,18 +626,69 @@ def _write_image(
             return f"{path}: cannot encode an image with this suffix; use .jpg or .png"
         data = mark_jpeg(encoded.tobytes(), source) if jpeg else mark_png(encoded.tobytes(), source)
         path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"
-    try:
-        with open(path, "xb" if exclusive else "wb") as handle:
-            handle.write(data)
+        # Through a link (an --out the user named), its file is written and the link kept.
+        write_whole(_real(path) if path.is_symlink() else path, data, exclusive=exclusive)
     except FileExistsError:
         return f"{path} exists (written meanwhile by another run?); use --force to overwrite"
     except OSError as error:
         reason = error.strerror or str(error)
         return f"{path}: could not write the annotated copy ({reason}); use --out or --no-image"
     return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: The process's umask, read once: the mode of a file written whole (:func:`write_whole`) is
+#: that of one ``open`` would have made.
+_UMASK: Final = _umask()
+
+
+def write_whole(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+    """Write ``data`` to ``path`` whole or not at all.
+
+    The bytes go to a hidden temporary file in ``path``'s folder, which then takes ``path``'s
+    name: replacing the file there (``os.replace``), or, with ``exclusive``, only if the name is
+    still free (``os.link``; two runs writing one name at once: the second is refused). A write
+    that fails part-way (a full disk, a quota, Ctrl-C) leaves no truncated file behind and the
+    file it would have replaced as it was. On a file system without hard links, ``exclusive``
+    creates ``path`` itself and removes it again if the write fails.
+
+    Raises:
+        FileExistsError: with ``exclusive``, if ``path`` exists.
+        OSError: if the folder cannot be written (permission, space, ...).
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.chmod(temporary, 0o666 & ~_UMASK)
+        if not exclusive:
+            os.replace(temporary, path)
+            return
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (FAT, some network shares)
+            _create_whole(path, data)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _create_whole(path: Path, data: bytes) -> None:
+    """Create ``path`` (refused if it exists) with ``data``; removed again if the write fails."""
+    with open(path, "xb") as file:
+        try:
+            file.write(data)
+            file.flush()
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
 
 
 def process_photos(

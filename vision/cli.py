@@ -40,6 +40,9 @@ EXIT_BAD_INPUT = 2
 #: Exit code of ``setvision photo`` when every photo was read but in one or more no card was
 #: found (as grep exits 1 when nothing matches); bad input (:data:`EXIT_BAD_INPUT`) comes first.
 EXIT_NO_CARDS = 1
+#: Exit code when standard output is a pipe its reader closed (``| head -1``): 128 + SIGPIPE,
+#: what a shell reports for a program the signal ended (not 1, which says "no cards found").
+EXIT_BROKEN_PIPE = 141
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
@@ -55,18 +58,18 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
-        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as rich does
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             _silence_stdout()
-            raise typer.Exit(1) from None
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except (SetVisionError, ValueError, FileNotFoundError, OSError) as exc:
-            raise fail(_message(exc)) from None
+            raise fail(user_message(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted", code=130) from None
 
     return wrapper
 
 
-def _message(exc: Exception) -> str:
+def user_message(exc: Exception) -> str:
     """The one-line message for ``exc``: an OSError raised by Python itself (``[Errno 13]
     Permission denied: 'a/b.jpg'``) is given as ``a/b.jpg: permission denied``."""
     if isinstance(exc, OSError) and exc.strerror:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors
+from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors, user_message
 from vision.decode import UNCERTAIN_BELOW, format_confidence
 from vision.errors import SetVisionError
 from vision.io import MAX_PIXELS
@@ -145,9 +145,10 @@ def photo_command(
             if not recursive and (below := _photos_in_subfolders(Path(raw))):
                 _warn(f"{raw}: {below} in its subfolders not read; use --recursive to read "
                       "them too")  # fmt: skip
-        except (FileNotFoundError, SetVisionError) as error:
-            _error(str(error))
-            pending.append((len(found), _json_line(_json_error(raw, str(error)))))
+        except (OSError, SetVisionError) as error:  # missing, unreadable (a locked folder)
+            message = user_message(error)
+            _error(message)
+            pending.append((len(found), _json_line(_json_error(raw, message))))
             failures += 1
             unread += 1
             named_none += 1

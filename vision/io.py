@@ -344,14 +344,18 @@ def list_images(
     )
 
 
-def walk_folders(root: Path) -> Iterator[tuple[Path, list[str]]]:
+def walk_folders(
+    root: Path, errors: list[OSError] | None = None
+) -> Iterator[tuple[Path, list[str]]]:
     """Each folder under ``root`` (``root`` first) with its file names, following links to
     folders (a folder of photos linked in is read like any other), each real folder once, and
     none that holds ``root`` (a link back up the tree is neither a loop nor a way out of it);
-    hidden folders are not entered."""
+    hidden folders are not entered. A folder that cannot be listed (no permission) is left out;
+    with ``errors``, its error is appended there (``filename``: the folder)."""
     seen: set[str] = set()
     top = os.path.realpath(root)
-    for here, dirs, files in os.walk(root, followlinks=True):
+    onerror = None if errors is None else errors.append
+    for here, dirs, files in os.walk(root, followlinks=True, onerror=onerror):
         real = os.path.realpath(here)
         if real in seen or top.startswith(real.rstrip(os.sep) + os.sep):
             dirs[:] = []
