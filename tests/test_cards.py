@@ -60,7 +60,11 @@ def test_parse_accepts_booklet_synonyms(text: str, expected: Card) -> None:
         ("2 red diamonds", "no fill"),
         ("2 pink striped diamonds", "unknown word 'pink'"),
         ("2 red striped squigles", "did you mean 'squiggle'"),
-        ("2 3 red striped diamonds", "two counts"),
+        ("2 3 red striped diamonds", "count given twice"),
+        # two cards pasted into one argument were read as one card
+        ("1 red solid oval 1 red solid oval", "the same count given twice .*quote each card"),
+        ("1 red solid solid oval", "the same fill given twice"),
+        ("1 red solid oval 1", "the same count given twice"),
         ("red striped diamonds", "no count"),
         ("-1 red solid oval", "no sign"),
     ],

@@ -332,7 +332,10 @@ def test_corrupt_model_is_refused(tmp_path: Path) -> None:
         ({"mean": "x"}, "not a valid card classifier description"),
         ({"std": [0.25, 0.25, 0.0]}, "std positive"),
         ({"std": None}, "not a valid card classifier description"),
-        ({"heads": ["colour", "count", "shape", "fill"]}, "label order"),
+        # the message named the (matching) label order, not the heads
+        ({"heads": ["colour", "count", "shape", "fill"]}, r"heads \['colour', 'count'"),
+        ({"heads": ["x"]}, r"heads \['x'\] do not match"),
+        ({"labels": {"count": ["1", "2", "3"]}}, "label order"),
         ({"ink_chroma": {"target": 64}}, "field 'max_gain'"),
     ],
 )

@@ -92,6 +92,13 @@ def test_wilson_interval() -> None:
         wilson(3, 0)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_few_games_never_give_a_negative_bound_on_a_count(seed: int) -> None:
+    # `simulate --games 2` showed a mean SETs count of [-0.88, 10.88].
+    for estimate in simulate(games=2, seed=seed).estimates:
+        assert math.isnan(estimate.low) or estimate.low >= 0.0, estimate
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="at least 2 games"):
         simulate(games=1)

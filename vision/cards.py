@@ -236,8 +236,12 @@ def parse_card(text: str) -> Card:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"cannot read {text!r}: unknown word {word!r}{hint}; {_EXPECTED}")
         kind = type(value)
-        if kind in found and found[kind] is not value:
-            raise ValueError(f"cannot read {text!r}: two {_kind_name(kind)}s; {_EXPECTED}")
+        if kind in found:  # even the same value: "1 red solid oval 1 red solid oval" is 2 cards
+            again = "the same " if found[kind] is value else ""
+            raise ValueError(
+                f"cannot read {text!r}: {again}{_kind_name(kind)} given twice (one card per "
+                f"argument; quote each card); {_EXPECTED}"
+            )
         found[kind] = value
     # In the order of _EXPECTED (and of "2 red striped diamonds"): count, colour, fill, shape.
     missing = [name for name, kind in ATTRIBUTES if kind not in found]

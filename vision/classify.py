@@ -346,10 +346,16 @@ class CardClassifier:
             SetVisionError: for a label order or an input size that does not match.
             KeyError, TypeError, ValueError, AttributeError: for a missing or malformed field.
         """
-        if meta.get("labels") != _LABELS or list(meta.get("heads", HEADS)) != list(HEADS):
+        if meta.get("labels") != _LABELS:
             raise SetVisionError(
                 f"{self.info.json_path}: label order {meta.get('labels')} does not match "
                 f"vision.cards {_LABELS}; the model was made for another version"
+            )
+        heads = meta.get("heads", list(HEADS))
+        if not isinstance(heads, list) or heads != list(HEADS):
+            raise SetVisionError(
+                f"{self.info.json_path}: heads {heads} do not match vision.cards "
+                f"{list(HEADS)}; the model was made for another version"
             )
         self._size = (int(meta["input_height"]), int(meta["input_width"]))
         fixed = tuple(input_shape[2:4]) if len(input_shape) == 4 else ()

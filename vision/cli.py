@@ -135,7 +135,10 @@ def sets_command(
         seen[card.index] = seen.get(card.index, 0) + 1
     for index, n in sorted(seen.items()):
         if n > 1:
-            typer.echo(f"note: {parsed[0].from_index(index).label} is given {n} times")
+            typer.echo(
+                f"note: {parsed[0].from_index(index).label} is given {n} times (a deck has "
+                "each card once; copies of one card never make a SET together)"
+            )
     if not found:
         typer.echo("no SET among these cards")
         return

@@ -301,10 +301,12 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _mean_interval(total: int, total_sq: int, n: int, z: float) -> tuple[float, float, float]:
+    """Mean of ``n`` non-negative counts with a normal interval, cut at 0 (a count of SETs is
+    never negative; a few games' wide interval went below it)."""
     mean = total / n
     var = (total_sq - n * mean * mean) / (n - 1) if n > 1 else 0.0
     half = z * math.sqrt(max(var, 0.0) / n)
-    return mean, mean - half, mean + half
+    return mean, max(0.0, mean - half), mean + half
 
 
 def _ratio_interval(sums: list[int], games: int, z: float) -> tuple[float, float, float]:
