@@ -54,6 +54,7 @@ from vision.detect.select import (
 )
 from vision.detect.shaded import extend_sides
 from vision.detect.whole_frame import FRAME_SCORE, card_filling_frame
+from vision.detect.zoom import search_finer
 
 __all__ = ["find_cards"]
 
@@ -127,9 +128,10 @@ def find_cards(
         raise ValueError(f"frame: expected uint8, got {frame.dtype}")
     if min(frame.shape[:2]) < 16:
         return CardDetections.empty()
-    found, shrunk, small, k = _search(frame, min_score)
-    if second_look:
-        found = look_again(shrunk, small, k, found, lambda copy: _search(copy, min_score)[0])
+    found, shrunk = _looked(frame, min_score, second_look)
+    # Parts of the frame where the working image is too coarse for its cards: a panorama, a
+    # small table in a large photo (vision.detect.zoom; never on the annotated photos).
+    found = search_finer(frame, found, lambda part: _looked(part, min_score, second_look)[0])
     # A photo cropped to one card has no outline to find; what is found in it instead (a
     # symbol's outline, a shadow's edge: at most 3, and each under half the frame) is not a
     # card: no card holds a card. (Looked for only then: about 5 ms.)
@@ -145,6 +147,17 @@ def find_cards(
                 whole[None], np.array([FRAME_SCORE], np.float32), np.zeros(1, np.bool_)
             )
     return found
+
+
+def _looked(
+    frame: npt.NDArray[np.uint8], min_score: float, second_look: bool
+) -> tuple[CardDetections, npt.NDArray[np.uint8]]:
+    """:func:`_search` and, with ``second_look``, its second look: the cards and the working
+    image."""
+    found, shrunk, small, k = _search(frame, min_score)
+    if second_look:
+        found = look_again(shrunk, small, k, found, lambda copy: _search(copy, min_score)[0])
+    return found, shrunk
 
 
 def _search(
