@@ -28,7 +28,7 @@ from vision.detect.geometry import (
     touches_border,
 )
 from vision.detect.ink_cards import ink_cards
-from vision.detect.masks import balance, brighten, candidate_masks, shrink
+from vision.detect.masks import balance, brighten, calmed, candidate_masks, shrink
 from vision.detect.neighbours import neighbour_cards
 from vision.detect.pile import pile_cards
 from vision.detect.plausible import keep_plausible
@@ -167,6 +167,7 @@ def _search(
     (the frame shrunk by an integer factor) before and after its balance and brightening, and
     that factor."""
     shrunk, k = shrink(frame)
+    shrunk = calmed(shrunk)  # a noisy working image smoothed (a small or high-ISO photo)
     small, gain = brighten(balance(shrunk))
     sh, sw = small.shape[:2]
     masks, edges = candidate_masks(small)
