@@ -321,3 +321,27 @@ def test_floating_point_tiff_is_read_and_a_truncated_tiff_called_so():
     with pytest.raises(SetVisionError, match="truncated or corrupt") as info:
         load_image(whole[: len(whole) // 3])
     assert "supported formats" not in str(info.value)
+
+
+@pytest.mark.parametrize("quality", [5, 10, 15, 29, 30, 50, 75, 90, 95])
+def test_jpeg_quality_is_read_back_from_the_quantization_table(tmp_path, quality: int) -> None:
+    import cv2
+
+    from vision.io import jpeg_quality
+
+    image = np.random.default_rng(quality).integers(0, 256, (64, 96, 3), dtype=np.uint8)
+    path = tmp_path / "q.jpg"
+    cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    assert jpeg_quality(path) == quality
+
+
+def test_jpeg_quality_of_what_is_not_a_jpeg_is_none(tmp_path) -> None:
+    import cv2
+
+    from vision.io import jpeg_quality
+
+    cv2.imwrite(str(tmp_path / "a.png"), np.zeros((8, 8, 3), np.uint8))
+    (tmp_path / "cut.jpg").write_bytes(b"\xff\xd8\xff\xdb\x00\x43\x00" + bytes(10))  # cut short
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    for name in ("a.png", "cut.jpg", "empty.jpg", "missing.jpg"):
+        assert jpeg_quality(tmp_path / name) is None
