@@ -198,6 +198,8 @@ def photo_command(
                                 "keeps its colours")  # fmt: skip
             if (small := size_warning(outcome.result)) is not None:
                 warnings.append(f"{outcome.photo}: {small}")
+            if (bright := exposure_warning(outcome.result)) is not None:
+                warnings.append(f"{outcome.photo}: {bright}")
             if (quality := jpeg_quality(outcome.photo)) is not None and quality < LOW_JPEG_QUALITY:
                 warnings.append(f"{outcome.photo} is a heavily compressed JPEG (quality about "
                                 f"{quality}): cards may be missed or misread, even at a high "
@@ -341,6 +343,11 @@ SMALL_CARD_PX = 28
 #: read purple for green at 97.5%; at 20 and over the readings held. Phones save at 85 to 97;
 #: the shared table photos measure 75 to 97.
 LOW_JPEG_QUALITY = 30
+#: Share of a photo's cards (2 at least) with burnt-out paper (``burnt_out``, see
+#: :class:`vision.pipeline.Table`) from which the photo is said to be overexposed. A new user's
+#: copy of a table with every pixel x 1.8 read 4 striped cards open, 3 at 91-93%; as taken, 1
+#: card of the 1,398 labelled ones is burnt out.
+OVEREXPOSED_SHARE = 0.25
 #: Long side (px) of a photo in which no card was found under which its size is said (a 160 x 90
 #: copy of a 12-card table: none found; close-ups of 2 cards at 365 x 235 px can be missed for
 #: other reasons, so the size is not blamed there).
@@ -353,6 +360,20 @@ THIN_PHOTO_PX = 75
 #: its edges that was not made out (trial 7: "cards under about 18 x 28 px are not found"
 #: blamed the size of a 144 x 224 px card).
 CARD_CROP_PX = 2000
+
+
+def exposure_warning(result: dict[str, Any]) -> str | None:
+    """A warning when :data:`OVEREXPOSED_SHARE` or more of the photo's cards (2 at least) have
+    burnt-out paper, else None. ``result``: the ``--json`` object of a photo."""
+    cards = result.get("cards", [])
+    burnt = sum(1 for card in cards if card.get("burnt_out"))
+    if burnt < 2 or burnt < OVEREXPOSED_SHARE * len(cards):
+        return None
+    return (
+        f"overexposed: the paper of {burnt} of {len(cards)} cards is burnt out, where stripes "
+        "can vanish (a striped card may read open, even at a high confidence); a darker photo "
+        "reads better"
+    )
 
 
 def size_warning(result: dict[str, Any]) -> str | None:

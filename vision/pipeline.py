@@ -106,6 +106,9 @@ class Table:
         mixed_decks: decoded allowing repeated cards (several decks mixed).
         colourless: the photo carries no colour (greyscale, or one tint): no card's colour could
             be read.
+        burnt_out: (N,) bool, the card's paper is clipped in every channel over
+            :data:`CLIPPED_PAPER` of its border band (overexposed: its stripes may be lost, so
+            a striped card may read open); None when not measured.
     """
 
     width: int
@@ -123,9 +126,14 @@ class Table:
     timings_ms: dict[str, float] = field(default_factory=dict)
     mixed_decks: bool = False
     colourless: bool = False
+    burnt_out: npt.NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.cards)
+        if self.burnt_out is not None and np.shape(self.burnt_out) != (n,):
+            raise ValueError(
+                f"Table.burnt_out: expected shape ({n},), got {np.shape(self.burnt_out)}"
+            )
         expected = {
             "corners": (n, 4, 2),
             "scores": (n,),
@@ -188,7 +196,9 @@ class Table:
 
         Shape: ``{"image", "width", "height", "cards": [{"id", "count", "colour", "shape",
         "fill", "label", "confidence", "corners", "uncertain", "duplicate", "partial",
-        "fills_photo", "row", "col"}], "sets": [[id, id, id]], "timings_ms": {stage: ms}}``
+        "burnt_out", "fills_photo", "row", "col"}], "sets": [[id, id, id]], "timings_ms":
+        {stage: ms}}`` (``burnt_out``: the card's paper is clipped, overexposed, see
+        :class:`Table`)
         (``fills_photo``: the card is the whole photo, cropped to it, found without an outline:
         :func:`vision.detect.whole_frame.card_filling_frame`), plus ``"mixed_decks"`` and
         ``"colourless"`` (a greyscale photo: no colour can be read, so each card's ``"colour"``
@@ -214,6 +224,7 @@ class Table:
                     "duplicate": bool(self.duplicates[i]),
                     **self._first_read(i),
                     "partial": bool(self.partial[i]),
+                    "burnt_out": self.burnt_out is not None and bool(self.burnt_out[i]),
                     "fills_photo": fills_frame(quad, self.width, self.height),
                     "row": int(grid[i, 0]),
                     "col": int(grid[i, 1]),
@@ -499,10 +510,10 @@ def recognise(
         ink_evidence = np.log(np.clip(fused[:, 1], 1e-6, 1.0)) - np.log(
             np.clip(model[:, 1], 1e-6, 1.0)
         )
+    every, some = clipped_paper(frame, corners)
     if temperatures is not None:
         # A fill read on burnt-out paper (its stripes may be clipped away) is not sharpened,
         # nor a colour read on paper with a channel clipped (its white balance falls short).
-        every, some = clipped_paper(frame, corners)
         colour_t = np.where(some >= CLIPPED_PAPER, 1.0, temperatures[1])
         fill_t = np.where(every >= CLIPPED_PAPER, 1.0, temperatures[3])
         temperatures = (temperatures[0], colour_t, temperatures[2], fill_t)
@@ -539,6 +550,7 @@ def recognise(
         timings_ms=timings,
         mixed_decks=mixed_decks,
         colourless=greyscale,
+        burnt_out=every >= CLIPPED_PAPER,
     )
 
 
