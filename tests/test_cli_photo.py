@@ -1519,3 +1519,20 @@ def test_overexposure_is_said_from_a_quarter_of_the_cards(burnt, cards, warned) 
 
     result = {"cards": [{"burnt_out": i < burnt} for i in range(cards)]}
     assert (exposure_warning(result) is not None) == warned
+
+
+def test_a_copy_with_a_name_near_the_limit_is_written(tmp_path: Path) -> None:
+    # The temporary file was named after the copy plus 15 characters: over 255, refused.
+    src = photo(tmp_path / ("a" * 235 + ".jpg"))  # its copy: 244 characters
+    result = run(str(src))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ("a" * 235 + ".sets.jpg")).is_file()
+
+
+def test_a_file_replaced_with_force_keeps_its_permissions(tmp_path: Path) -> None:
+    src = photo(tmp_path / "t.jpg")
+    out = tmp_path / "x.jpg"
+    out.write_bytes(b"old")
+    out.chmod(0o640)
+    assert run(str(src), "--out", str(out), "--force").exit_code == 0
+    assert out.stat().st_mode & 0o777 == 0o640 and cv2.imread(str(out)) is not None

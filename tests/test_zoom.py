@@ -13,7 +13,7 @@ import pytest
 
 from vision.data import REPO_ROOT, shared_datasets
 from vision.detect.result import CardDetections
-from vision.detect.zoom import ELONGATED, ZOOM_BELOW_PX, search_finer, windows
+from vision.detect.zoom import ELONGATED, MAX_WINDOWS, ZOOM_BELOW_PX, search_finer, windows
 
 
 @pytest.mark.parametrize(("height", "width"), [(720, 4800), (4800, 720), (100, 20000), (720, 2881)])
@@ -26,7 +26,14 @@ def test_windows_cover_the_long_side_with_overlap(height: int, width: int) -> No
     assert starts[0] == 0 and ends[-1] == max(height, width)
     size = ends[0] - starts[0]
     assert size == round(short * 4 / 3) and all(e - s == size for s, e in zip(starts, ends))
-    assert all(b - a <= (2 * size) // 3 for a, b in zip(starts, starts[1:]))  # a third overlaps
+    assert all(b - a <= 2 * size / 3 + 0.5 for a, b in zip(starts, starts[1:]))  # a third overlaps
+    assert (
+        max(b - a for a, b in zip(starts, starts[1:]))
+        - min(  # evenly spaced
+            b - a for a, b in zip(starts, starts[1:])
+        )
+        <= 1
+    )
     across = (1, 3) if along == 0 else (0, 2)
     assert all((b[across[0]], b[across[1]]) == (0, short) for b in boxes)
 
@@ -101,6 +108,38 @@ def test_small_cards_have_their_region_searched_again_at_a_finer_scale() -> None
     # the found cards' box grown by one card length (90 px) each way
     assert search.parts == [(1500 - 90, 1400 - 90, 1830 + 90, 1490 + 90)]
     assert len(got) == 4 and np.allclose(got.corners[3], missed)
+
+
+def test_a_wide_phone_photo_with_cards_of_a_good_size_gets_no_windows() -> None:
+    # 20:9 and 21:9 phone photos were searched in windows every time (2 to 13 times slower),
+    # and a desk photo's charger port was taken for a card.
+    frame = np.zeros((1080, 2520, 3), np.uint8)  # 21:9
+    calls = []
+    found = _detections([_card(100, 100, 200, 300)])  # 66 px across at k = 3
+    assert search_finer(frame, found, lambda part: calls.append(part) or found) is found
+    assert calls == []
+    empty = CardDetections.empty()
+    assert search_finer(frame, empty, lambda part: calls.append(part) or empty) is empty
+    assert calls == [] and ELONGATED > 2520 / 1080  # not a panorama: no windows either
+
+
+def test_a_strip_needing_too_many_windows_is_not_searched_in_windows() -> None:
+    frame = np.zeros((30, 30 * 4 * (MAX_WINDOWS + 2), 3), np.uint8)
+    calls = []
+    empty = CardDetections.empty()
+    assert search_finer(frame, empty, lambda part: calls.append(part) or empty) is empty
+    assert calls == []
+
+
+def test_a_quad_over_two_cards_found_or_a_cut_one_is_not_added() -> None:
+    frame = np.arange(720 * 4800, dtype=np.float64).reshape(720, 4800, 1).repeat(3, 2)
+    found = _detections([_card(1000, 300, 40, 60), _card(1045, 300, 40, 60)])  # small
+    both = np.array([[995, 295], [1090, 295], [1090, 365], [995, 365]], np.float32)
+    cut = _card(-20, 300)  # cut by the frame's edge, found partial in the first window
+
+    search = _Recorder([both, cut], frame)
+    got = search_finer(frame, found, search)
+    assert len(got) == 2  # neither the quad over both nor the partial card
 
 
 def test_nothing_runs_on_an_ordinary_photo() -> None:

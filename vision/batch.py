@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import stat
 import tempfile
@@ -651,24 +652,40 @@ def write_whole(path: Path, data: bytes, *, exclusive: bool = False) -> None:
     """Write ``data`` to ``path`` whole or not at all.
 
     The bytes go to a hidden temporary file in ``path``'s folder, which then takes ``path``'s
-    name: replacing the file there (``os.replace``), or, with ``exclusive``, only if the name is
-    still free (``os.link``; two runs writing one name at once: the second is refused). A write
-    that fails part-way (a full disk, a quota, Ctrl-C) leaves no truncated file behind and the
-    file it would have replaced as it was. On a file system without hard links, ``exclusive``
-    creates ``path`` itself and removes it again if the write fails.
+    name: replacing the file there (``os.replace``; the new file gets the old one's permission
+    bits, but is a new file: another hard link to the old one keeps the old content), or, with
+    ``exclusive``, only if the name is still free (``os.link``; two runs writing one name at
+    once: the second is refused). A write that fails part-way (a full disk, a quota, Ctrl-C)
+    leaves no truncated file behind and the file it would have replaced as it was. On a file
+    system without hard links, ``exclusive`` creates ``path`` itself and removes it again if
+    the write fails; in a folder that may not be written, an existing file that may is
+    rewritten in place.
 
     Raises:
         FileExistsError: with ``exclusive``, if ``path`` exists.
         OSError: if the folder cannot be written (permission, space, ...).
     """
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        # A short fixed name: the copy's own name may be near the file system's 255 bytes.
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".setvision-", suffix=".part")
+    except PermissionError:
+        if exclusive or not path.is_file():
+            raise
+        # A file the user may write in a folder they may not: written in place, as before.
+        with open(path, "wb") as file:
+            file.write(data)
+        return
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
-        os.chmod(temporary, 0o666 & ~_UMASK)
         if not exclusive:
+            try:  # a file replaced keeps its permissions
+                shutil.copymode(path, temporary)
+            except OSError:
+                os.chmod(temporary, 0o666 & ~_UMASK)
             os.replace(temporary, path)
             return
+        os.chmod(temporary, 0o666 & ~_UMASK)
         try:
             os.link(temporary, path)
         except FileExistsError:

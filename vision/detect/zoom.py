@@ -9,17 +9,22 @@ were 14 px across in the working image, and none was found; centred on a 4,000 x
 of a part of the frame at that part's own, finer scale:
 
 * **Windows.** A frame whose long side is over :data:`ELONGATED` times its short side (a
-  panorama) is also searched in overlapping windows of 4:3 along its long side.
+  panorama, not a 20:9 or 21:9 phone photo) in which no card was found, or only cards under
+  :data:`ZOOM_BELOW_PX` across in the working image, is also searched in overlapping windows
+  of 4:3 along its long side (:data:`MAX_WINDOWS` at most; a strip that needs more is not a
+  photo of a table). Only whole cards are taken from a window.
 * **Zoom.** When the cards found are under :data:`ZOOM_BELOW_PX` across in the working image
   (the median of their short sides), the region round them (their bounding box grown by
-  :data:`GROW` card lengths each way) is searched again.
+  :data:`GROW` card lengths each way) is searched again; a card cut by one of the region's
+  inner edges is left out.
 
-A card found again is the one already found when :data:`SAME_CARD` of its area or more lies
-on it. A window's card cut by one of the window's inner edges is left out (the windows
-overlap by a third of their length, so a card cut by one lies whole in the next).
+A card found again is one already found when :data:`SAME_CARD` of its area or more lies on
+that one, or that one's on it (a quad over two cards found is neither of them, and no card).
 
 Neither search runs on the 120 annotated photos with cards (datasets/detection): their cards
-measure 42 px or more across in the working image, and none is longer than 16:9.
+measure 42 px or more across in the working image, and none is longer than 16:9. (A review
+found the first version, which searched windows in every frame over 2:1, 2 to 13 times slower
+on photos cropped to 2.05-2.15:1, and a charger port on a desk photo taken for a card.)
 """
 
 from __future__ import annotations
@@ -34,10 +39,21 @@ from vision.detect.masks import WORK_LONG_SIDE
 from vision.detect.result import CardDetections
 from vision.detect.second_look import _overlap_share
 
-__all__ = ["ELONGATED", "GROW", "SAME_CARD", "ZOOM_BELOW_PX", "search_finer", "windows"]
+__all__ = [
+    "ELONGATED",
+    "GROW",
+    "MAX_WINDOWS",
+    "SAME_CARD",
+    "ZOOM_BELOW_PX",
+    "search_finer",
+    "windows",
+]
 
-#: Long side over short side beyond which a frame is also searched in windows (16:9 is 1.78).
-ELONGATED: Final = 2.0
+#: Long side over short side beyond which a frame may be searched in windows (16:9 is 1.78,
+#: the widest phone photos 21:9, 2.33).
+ELONGATED: Final = 2.5
+#: Most windows searched in one frame (a 720 x 10,000 panorama needs 14).
+MAX_WINDOWS: Final = 24
 #: Median short side, in working-image pixels, of the cards found under which the region round
 #: them is searched again (the annotated photos: 42 px or more; the panorama above: 14).
 ZOOM_BELOW_PX: Final = 30.0
@@ -57,14 +73,15 @@ def _factor(height: int, width: int) -> int:
 
 def windows(height: int, width: int) -> list[tuple[int, int, int, int]]:
     """Overlapping 4:3 windows ``(x0, y0, x1, y1)`` along the long side of a frame, each as
-    wide as the short side allows, a third of a window apart at most, the last one flush with
-    the frame's end; the whole frame when it is not longer than 4:3."""
+    long as 4/3 of the short side, evenly spaced from one end to the other with each pair
+    overlapping by a third of a window or more; the whole frame when it is not longer than
+    4:3."""
     long, short = max(height, width), min(height, width)
     size = min(long, round(short * 4 / 3))
     if size >= long:
         return [(0, 0, width, height)]
-    step = max(1, (2 * size) // 3)
-    starts = list(range(0, long - size, step)) + [long - size]
+    gaps = -(-(long - size) * 3 // (2 * size))  # ceil: each step at most 2/3 of a window
+    starts = [round(i * (long - size) / gaps) for i in range(gaps + 1)]
     if width >= height:
         return [(s, 0, s + size, height) for s in starts]
     return [(0, s, width, s + size) for s in starts]
@@ -89,20 +106,28 @@ def search_finer(
     if k == 1:
         return found
     out = found
-    if max(h, w) > ELONGATED * min(h, w):
-        for box in windows(h, w):
-            out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
-    if len(out):
+    if max(h, w) > ELONGATED * min(h, w) and (len(found) == 0 or _small(found, k)):
+        boxes = windows(h, w)
+        if len(boxes) <= MAX_WINDOWS:
+            for box in boxes:
+                out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)).whole())
+    if len(out) and _small(out, k):
         sides = np.linalg.norm(out.corners - np.roll(out.corners, -1, axis=1), axis=2)
-        short, long = float(np.median(sides.min(axis=1))), float(np.median(sides.max(axis=1)))
-        if short / k < ZOOM_BELOW_PX:
-            x0, y0 = np.floor(out.corners.reshape(-1, 2).min(axis=0) - GROW * long)
-            x1, y1 = np.ceil(out.corners.reshape(-1, 2).max(axis=0) + GROW * long)
-            box = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
-            bh, bw = box[3] - box[1], box[2] - box[0]
-            if min(bh, bw) >= 16 and _factor(bh, bw) < k:
-                out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
+        long = float(np.median(sides.max(axis=1)))
+        x0, y0 = np.floor(out.corners.reshape(-1, 2).min(axis=0) - GROW * long)
+        x1, y1 = np.ceil(out.corners.reshape(-1, 2).max(axis=0) + GROW * long)
+        box = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
+        bh, bw = box[3] - box[1], box[2] - box[0]
+        if min(bh, bw) >= 16 and _factor(bh, bw) < k:
+            out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
     return out
+
+
+def _small(found: CardDetections, k: int) -> bool:
+    """The cards found measure under :data:`ZOOM_BELOW_PX` across in the working image (the
+    median of their short sides, frame pixels over ``k``)."""
+    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
+    return float(np.median(sides.min(axis=1))) / k < ZOOM_BELOW_PX
 
 
 def _cut(frame: npt.NDArray[np.uint8], box: tuple[int, int, int, int]) -> npt.NDArray[np.uint8]:
@@ -140,7 +165,10 @@ def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
     corners = list(found.corners)
     added = []
     for i, quad in enumerate(more.corners):
-        if corners and _overlap_share(quad, np.array(corners)) >= SAME_CARD:
+        if corners and (
+            _overlap_share(quad, np.array(corners)) >= SAME_CARD
+            or any(_overlap_share(other, quad[None]) >= SAME_CARD for other in corners)
+        ):
             continue
         corners.append(quad)
         added.append(i)
