@@ -513,6 +513,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.only == "end-to-end" and args.seed != 0:  # scripts/evaluate.py --cv: seed 0
         parser.error("--seed: the end-to-end evaluation reads the seed-0 models")
 
+    if args.only == "end-to-end":  # the models are there or not: nothing else to load
+        _end_to_end(args)
+        return
     data = tc.load_real(crop_version=CROP_VERSION)  # the crops cut as well as we can
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.only in (None, "holdout"):
@@ -547,16 +550,25 @@ def main(argv: list[str] | None = None) -> None:
             write_calibration(
                 temperatures, results["calibration"]["cards"], args.loso_steps, args.seed
             )
-    if not args.no_write and args.only != "end-to-end":
+    if not args.no_write:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
         print(f"wrote {RESULTS}")
-    if args.only == "end-to-end" or (args.only is None and args.seed == 0):
-        import evaluate  # after the calibration: the confidences the tool reports
-
-        record = [] if args.no_write else ["--record"]
-        evaluate.main(["--cv", "--cv-steps", str(args.loso_steps), *record])
+    if args.only is None and args.seed == 0:  # after the calibration: the confidences shown
+        _end_to_end(args)
     elif args.only is None:
         print("end to end: not run (scripts/evaluate.py --cv reads the seed-0 models)")
+
+
+def _end_to_end(args: argparse.Namespace) -> None:
+    """Every labelled photo read end to end by the cross-validation models
+    (``scripts/evaluate.py --cv``), recorded as ``end_to_end_cv`` unless ``--no-write``."""
+    import evaluate
+
+    record = [] if args.no_write else ["--record"]
+    try:
+        evaluate.main(["--cv", "--cv-steps", str(args.loso_steps), *record])
+    except FileNotFoundError as error:  # the models are not trained yet: one line
+        raise SystemExit(f"eval_classifier.py: error: {error}") from None
 
 
 if __name__ == "__main__":

@@ -1123,7 +1123,7 @@ def train_ensemble(args: argparse.Namespace, argv: list[str]) -> None:
         "command": "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *argv]),
     }
     # The reported confidences: the temperatures fitted for this recipe, when there are any.
-    temperatures = kept_calibration(args.steps, args.seed)
+    temperatures = kept_calibration(args.steps, args.seed) if args.as_shipped else None
     if temperatures is not None:
         meta["calibration"] = temperatures
     out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -1235,6 +1235,10 @@ def main(argv: list[str] | None = None) -> None:
         name for name, value in vars(args).items()
         if name not in how and value != parser.get_default(name)
     ]  # fmt: skip
+    # The shipped calibration may be kept (kept_calibration) only by the shipped recipe: the
+    # flags its name check covers aside, any change (--width, --no-tables, a CV split) is
+    # another model whose temperatures were never fitted.
+    args.as_shipped = not set(changed) - {"steps", "seed", "float"}
     shipped = Path(parser.get_default("out")).resolve()
     if changed and not args.cache_only and Path(args.out).resolve() == shipped:
         flags = " ".join("--" + name.replace("_", "-") for name in changed)

@@ -414,3 +414,15 @@ def test_the_calibration_eval_writes_is_the_one_a_retrain_keeps(recipe, tmp_path
         kept["heads"] == ["count", "colour", "shape", "fill"] and "123 cards" in kept["fitted_on"]
     )
     assert recipe.kept_calibration(700, 0, path) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept"),
+    [([], True), (["--steps", "700"], True), (["--seed", "1"], True), (["--float"], True),
+     (["--width", "0.5"], False), (["--no-tables"], False), (["--fold", "fold-a"], False),
+     (["--exclude-source", "kaggle-set-cards"], False), (["--lr", "0.001"], False)],
+)  # fmt: skip
+def test_only_the_shipped_recipe_may_keep_the_calibration(recipe, calls, argv, kept) -> None:
+    # --width 0.5 kept the shipped temperatures for a model of another architecture (review).
+    # (``calls`` restores the recipe's globals that --float changes.)
+    assert _args(recipe, argv).as_shipped is kept
