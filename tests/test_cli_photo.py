@@ -1536,3 +1536,14 @@ def test_a_file_replaced_with_force_keeps_its_permissions(tmp_path: Path) -> Non
     out.chmod(0o640)
     assert run(str(src), "--out", str(out), "--force").exit_code == 0
     assert out.stat().st_mode & 0o777 == 0o640 and cv2.imread(str(out)) is not None
+
+
+def test_an_annotated_copy_named_as_a_photo_is_read_with_a_note(tmp_path: Path) -> None:
+    # It was read like any photo, its drawn outlines and labels and all, without a word.
+    src = photo(tmp_path / "t.jpg")
+    assert run(str(src)).exit_code == 0
+    copy = tmp_path / "t.sets.jpg"
+    result = run(str(copy), "--no-image")
+    assert result.exit_code in (0, 1)
+    assert f"note: {copy} is an annotated copy written by setvision (of t.jpg)" in result.stderr
+    assert "annotated copy written by" not in run(str(src), "--no-image").stderr

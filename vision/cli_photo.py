@@ -103,6 +103,8 @@ def photo_command(
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import (
+        copy_source,
+        is_annotated_copy,
         list_photos,
         plan_jobs,
         process_photos,
@@ -153,6 +155,11 @@ def photo_command(
             unread += 1
             named_none += 1
     photos = list_photos(found)  # all files now: only drops a photo named twice
+    # An annotated copy named by the user (a folder's are skipped) is read, but said to be one.
+    for copy in (p for p in photos if is_annotated_copy(p)):
+        _note(f"note: {copy} is an annotated copy written by setvision (of "
+              f"{copy_source(copy) or 'a photo'}): its outlines and labels may hide or change "
+              "cards; read the original photo")  # fmt: skip
     for group in same_photos(found):  # said, not silently dropped
         read = next(p for p in photos if p in group)
         others = list(dict.fromkeys(str(p) for p in group if p != read))
