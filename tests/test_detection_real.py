@@ -18,10 +18,9 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from vision.data import REPO_ROOT, shared_datasets
+from tests._annotations import ANNOTATIONS, annotated_photo
+from vision.data import shared_datasets
 from vision.evaluation import DetectionScore, load_annotations, score_photo, summarise
-
-ANNOTATIONS = REPO_ROOT / "datasets" / "detection"
 
 #: Measured 2026-11-30 (detector with mended notched regions, same-size insets, dim surface
 #: patches dropped, parallel retries of neighbours' fourth sides, their edges stepping down
@@ -156,7 +155,7 @@ def test_white_cards_whose_short_side_fades_in_a_ramp_are_found(path: str) -> No
     from vision.detect import find_cards
     from vision.io import load_image
 
-    (photo,) = [p for p in load_annotations(ANNOTATIONS, reviewed_only=True) if p.path == path]
+    photo = annotated_photo(path)
     score = score_photo(photo, np.asarray(find_cards(load_image(root / path)).corners, float))
     assert not set(WHITE_ON_WHITE[path]) & set(score.missed), f"missed {list(score.missed)}"
     assert not score.false_indices
@@ -188,7 +187,7 @@ def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
     from vision.io import load_image
 
     path = "tables/pclewis/resources/crazy.jpg"
-    (photo,) = [p for p in load_annotations(ANNOTATIONS, reviewed_only=True) if p.path == path]
+    photo = annotated_photo(path)
     frame = load_image(root / path, min_long_side=long_side)
     scale = photo.width / frame.shape[1]
     score = score_photo(photo, np.asarray(find_cards(frame).corners, float) * scale)
@@ -238,7 +237,7 @@ def test_cards_in_tray_cells_are_taken_without_their_cells(
     from vision.detect import find_cards
     from vision.io import load_image
 
-    (photo,) = [p for p in load_annotations(ANNOTATIONS, reviewed_only=True) if p.path == path]
+    photo = annotated_photo(path)
     frame, scale = alter(load_image(root / path))
     score = score_photo(photo, np.asarray(find_cards(frame).corners, float) / scale)
     assert score.true_positives >= least, f"missed {list(score.missed)}"
@@ -272,7 +271,7 @@ def test_every_card_and_nothing_else_on_a_washed_out_photo(path: str, alteration
 
     from ._scripts import load_script
 
-    (photo,) = [p for p in load_annotations(ANNOTATIONS, reviewed_only=True) if p.path == path]
+    photo = annotated_photo(path)
     encoded, _ = load_script("eval_robustness").ALTERATIONS[alteration](load_image(root / path))
     frame = cv2.imdecode(np.frombuffer(encoded, np.uint8), cv2.IMREAD_COLOR)
     score = score_photo(photo, np.asarray(find_cards(frame).corners, float))

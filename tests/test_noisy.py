@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.data import REPO_ROOT, shared_datasets
+from tests._annotations import annotated_photo
+from vision.data import shared_datasets
 from vision.detect.masks import CALM_ABOVE, CALM_MIN_SIDE, calmed, noise_level
 
 
@@ -52,15 +53,11 @@ def test_cards_of_a_small_noisy_photo_are_found(sigma: float, seed: int) -> None
     import cv2
 
     from vision.detect import find_cards
-    from vision.evaluation import load_annotations, score_photo
+    from vision.evaluation import score_photo
     from vision.io import load_image
 
     path = "tables/koff/images/IMG03.jpg"
-    (photo,) = [
-        p
-        for p in load_annotations(REPO_ROOT / "datasets" / "detection", reviewed_only=True)
-        if p.path == path
-    ]
+    photo = annotated_photo(path)
     full = load_image(root / path)
     h, w = full.shape[:2]
     scale = 960 / max(h, w)  # 717 x 960: the working image is the photo itself

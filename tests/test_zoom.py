@@ -11,7 +11,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from vision.data import REPO_ROOT, shared_datasets
+from tests._annotations import annotated_photo
+from vision.data import shared_datasets
 from vision.detect.result import CardDetections
 from vision.detect.zoom import ELONGATED, MAX_WINDOWS, ZOOM_BELOW_PX, search_finer, windows
 
@@ -165,15 +166,11 @@ def test_a_table_small_next_to_its_photo_is_found(layout: str) -> None:
     if root is None:
         pytest.skip("shared photos not available")
     from vision.detect import find_cards
-    from vision.evaluation import load_annotations, score_photo
+    from vision.evaluation import score_photo
     from vision.io import load_image
 
     path = "tables/tomwhite/data/webcam/20170529_184024.png"
-    (photo,) = [
-        p
-        for p in load_annotations(REPO_ROOT / "datasets" / "detection", reviewed_only=True)
-        if p.path == path
-    ]
+    photo = annotated_photo(path)
     table = load_image(root / path)
     h, w = table.shape[:2]
     size, (dy, dx) = {

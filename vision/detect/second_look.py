@@ -117,7 +117,7 @@ def sharpened(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     return cv2.addWeighted(calm, 2.0, cv2.GaussianBlur(calm, (0, 0), SHARPEN_SIGMA), -1.0, 0)
 
 
-def _overlap_share(quad: np.ndarray, found: np.ndarray) -> float:
+def overlap_share(quad: np.ndarray, found: np.ndarray) -> float:
     """Largest share of ``quad``'s area lying on one of ``found`` (convex hulls)."""
     area = float(quad_area(quad[None])[0])
     if area <= 0:
@@ -166,7 +166,7 @@ def second_look(
     new = [
         i
         for i, quad in enumerate(quads)
-        if _overlap_share(quad, work) <= MAX_OVERLAP
+        if overlap_share(quad, work) <= MAX_OVERLAP
         and AREA_RANGE[0] * median < quad_area(quad[None])[0] < AREA_RANGE[1] * median
     ]
     if not new:

@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from vision.detect.masks import WORK_LONG_SIDE
 from vision.detect.result import CardDetections
-from vision.detect.second_look import _overlap_share
+from vision.detect.second_look import overlap_share
 
 __all__ = [
     "ELONGATED",
@@ -112,8 +112,7 @@ def search_finer(
             for box in boxes:
                 out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)).whole())
     if len(out) and _small(out, k):
-        sides = np.linalg.norm(out.corners - np.roll(out.corners, -1, axis=1), axis=2)
-        long = float(np.median(sides.max(axis=1)))
+        long = _median_sides(out)[1]
         x0, y0 = np.floor(out.corners.reshape(-1, 2).min(axis=0) - GROW * long)
         x1, y1 = np.ceil(out.corners.reshape(-1, 2).max(axis=0) + GROW * long)
         box = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
@@ -123,11 +122,16 @@ def search_finer(
     return out
 
 
+def _median_sides(found: CardDetections) -> tuple[float, float]:
+    """The median over the cards found of their shortest and of their longest side, px."""
+    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
+    return float(np.median(sides.min(axis=1))), float(np.median(sides.max(axis=1)))
+
+
 def _small(found: CardDetections, k: int) -> bool:
     """The cards found measure under :data:`ZOOM_BELOW_PX` across in the working image (the
     median of their short sides, frame pixels over ``k``)."""
-    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
-    return float(np.median(sides.min(axis=1))) / k < ZOOM_BELOW_PX
+    return _median_sides(found)[0] / k < ZOOM_BELOW_PX
 
 
 def _cut(frame: npt.NDArray[np.uint8], box: tuple[int, int, int, int]) -> npt.NDArray[np.uint8]:
@@ -166,8 +170,8 @@ def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
     added = []
     for i, quad in enumerate(more.corners):
         if corners and (
-            _overlap_share(quad, np.array(corners)) >= SAME_CARD
-            or any(_overlap_share(other, quad[None]) >= SAME_CARD for other in corners)
+            overlap_share(quad, np.array(corners)) >= SAME_CARD
+            or any(overlap_share(other, quad[None]) >= SAME_CARD for other in corners)
         ):
             continue
         corners.append(quad)
