@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 
+import cv2
 import numpy as np
 import pytest
 
 from tests._annotations import annotated_photo
 from vision.data import shared_datasets
+from vision.detect.masks import WORK_LONG_SIDE
 from vision.detect.result import CardDetections
-from vision.detect.zoom import ELONGATED, MAX_WINDOWS, ZOOM_BELOW_PX, search_finer, windows
+from vision.detect.zoom import (
+    ELONGATED,
+    FAR_BLOBS,
+    MAX_WINDOWS,
+    ZOOM_BELOW_PX,
+    grid,
+    search_finer,
+    small_blobs,
+    windows,
+)
 
 
 @pytest.mark.parametrize(("height", "width"), [(720, 4800), (4800, 720), (100, 20000), (720, 2881)])
@@ -151,6 +162,83 @@ def test_nothing_runs_on_an_ordinary_photo() -> None:
     assert calls == [] and ELONGATED > 2000 / 1500
 
 
+@pytest.mark.parametrize(
+    ("region", "factor"),
+    [
+        ((0, 0, 6000, 4000), 3),
+        ((100, 50, 2100, 1550), 1),
+        ((0, 0, 900, 600), 1),
+        ((7, 9, 4007, 3009), 2),
+    ],
+)
+def test_grid_windows_cover_the_region_with_overlap_at_the_finer_factor(
+    region: tuple[int, int, int, int], factor: int
+) -> None:
+    boxes = grid(region, factor)
+    x0, y0, x1, y1 = region
+    limit = (factor + 1) * WORK_LONG_SIDE
+    covered = np.zeros((y1 - y0, x1 - x0), np.bool_)
+    for bx0, by0, bx1, by1 in boxes:
+        assert x0 <= bx0 < bx1 <= x1 and y0 <= by0 < by1 <= y1
+        assert max(bx1 - bx0, by1 - by0) < limit  # searched at `factor` or finer
+        covered[by0 - y0 : by1 - y0, bx0 - x0 : bx1 - x0] = True
+    assert covered.all()
+    xs = sorted({b[0] for b in boxes})
+    size = boxes[0][2] - boxes[0][0]
+    assert all(b - a <= 2 * size / 3 + 0.5 for a, b in zip(xs, xs[1:]))  # a third overlaps
+    if max(x1 - x0, y1 - y0) < limit:
+        assert boxes == [region]
+
+
+def _working_with_blobs(centres, size=(14, 22), angle=0.0, shape=(400, 600)) -> np.ndarray:
+    working = np.full((*shape, 3), 70, np.uint8)  # a dark table
+    for cx, cy in centres:
+        box = cv2.boxPoints(((cx, cy), size, angle)).astype(np.int32)
+        cv2.fillConvexPoly(working, box, (235, 235, 235))
+    return working
+
+
+def test_small_card_shaped_blobs_are_found_and_other_shapes_are_not() -> None:
+    cards = [(100 + 30 * i, 100) for i in range(5)]
+    working = _working_with_blobs(cards)
+    working = np.maximum(working, _working_with_blobs([(300, 300)], size=(20, 20)))  # a square
+    working = np.maximum(working, _working_with_blobs([(450, 250)], size=(60, 90)))  # found size
+    working = np.maximum(working, _working_with_blobs([(500, 80)], size=(6, 6)))  # a speck
+    blobs = small_blobs(working)
+    centres = sorted((round(float(x)), round(float(y))) for x, y in blobs.mean(axis=1))
+    assert len(centres) == len(cards) and np.allclose(centres, cards, atol=1.0)
+    tilted = small_blobs(_working_with_blobs(cards, angle=30.0))
+    assert len(tilted) == len(cards)
+    assert len(small_blobs(np.full((400, 600, 3), 200, np.uint8))) == 0
+
+
+def test_a_far_table_is_searched_finer_round_its_blobs_and_a_quad_over_cards_dropped() -> None:
+    # A 4,000 x 3,000 frame (working factor 6) whose table's cards are 14 x 22 px in the
+    # working image: the whole-frame search found only a quad over four of them.
+    frame = np.arange(3000 * 4000, dtype=np.float64).reshape(3000, 4000, 1).repeat(3, 2)
+    k = 6
+    centres = [(300 + 20 * i, 200 + 30 * j) for i in range(3) for j in range(2)]
+    working = _working_with_blobs(centres, shape=(500, 666))
+    cards = [(_card(cx * k - 42, cy * k - 66, 84, 132)).astype(np.float32) for cx, cy in centres]
+    over = np.array([[1750, 1100], [2050, 1100], [2050, 1500], [1750, 1500]], np.float32)
+    search = _Recorder(cards, frame)
+    got = search_finer(frame, _detections([over]), search, working=working)
+    assert search.parts  # searched finer
+    assert all(max(x1 - x0, y1 - y0) < k * WORK_LONG_SIDE for x0, y0, x1, y1 in search.parts)
+    assert len(got) == len(cards)  # the quad over cards is gone, each card once
+    assert not any(np.allclose(q, over) for q in got.corners)
+
+
+def test_a_large_photo_without_blobs_or_cards_is_not_searched_again() -> None:
+    frame = np.full((3000, 4000, 3), 90, np.uint8)
+    working = _working_with_blobs([(100, 100), (200, 100)], shape=(500, 666))  # two
+    assert FAR_BLOBS > 2
+    calls = []
+    empty = CardDetections.empty()
+    assert search_finer(frame, empty, lambda p: calls.append(p) or empty, working=working) is empty
+    assert calls == []
+
+
 def _shifted(photo, dx: int, dy: int):
     cards = tuple(
         dataclasses.replace(c, corners=np.asarray(c.corners) + np.array([dx, dy]))
@@ -159,9 +247,9 @@ def _shifted(photo, dx: int, dy: int):
     return dataclasses.replace(photo, cards=cards)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("layout", ["panorama", "panorama-middle", "canvas"])
-def test_a_table_small_next_to_its_photo_is_found(layout: str) -> None:
+def _score_in_frame(path: str, place):
+    """Detection score of the reviewed photo ``path`` set in a larger frame by ``place``
+    (table -> (frame, dx, dy), the table's offset in it); skips without the shared photos."""
     root = shared_datasets(required=False)
     if root is None:
         pytest.skip("shared photos not available")
@@ -169,17 +257,55 @@ def test_a_table_small_next_to_its_photo_is_found(layout: str) -> None:
     from vision.evaluation import score_photo
     from vision.io import load_image
 
-    path = "tables/tomwhite/data/webcam/20170529_184024.png"
-    photo = annotated_photo(path)
-    table = load_image(root / path)
-    h, w = table.shape[:2]
-    size, (dy, dx) = {
-        "panorama": ((h, 5 * w), (0, 0)),  # 4,800 x 720: none found before
-        "panorama-middle": ((h, 4 * w), (0, 3 * w // 2)),
-        "canvas": ((3000, 4000), ((3000 - h) // 2, (4000 - w) // 2)),  # 11 of 12 before
-    }[layout]
-    frame = np.full((*size, 3), 60, np.uint8)
-    frame[dy : dy + h, dx : dx + w] = table
-    score = score_photo(_shifted(photo, dx, dy), find_cards(frame).corners)
+    frame, dx, dy = place(load_image(root / path))
+    return score_photo(_shifted(annotated_photo(path), dx, dy), find_cards(frame).corners)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", ["panorama", "panorama-middle", "canvas"])
+def test_a_table_small_next_to_its_photo_is_found(layout: str) -> None:
+    def place(table):
+        h, w = table.shape[:2]
+        size, (dy, dx) = {
+            "panorama": ((h, 5 * w), (0, 0)),  # 4,800 x 720: none found before
+            "panorama-middle": ((h, 4 * w), (0, 3 * w // 2)),
+            "canvas": ((3000, 4000), ((3000 - h) // 2, (4000 - w) // 2)),  # 11 of 12 before
+        }[layout]
+        frame = np.full((*size, 3), 60, np.uint8)
+        frame[dy : dy + h, dx : dx + w] = table
+        return frame, dx, dy
+
+    score = _score_in_frame("tables/tomwhite/data/webcam/20170529_184024.png", place)
     assert score.true_positives == score.n_truth == 12
     assert score.false_positives == 0
+
+
+@pytest.mark.slow
+def test_a_far_table_in_a_large_photo_is_found() -> None:
+    """A new user's trial: a 27-card table in a frame three times its size (6,000 x 4,017, its
+    edges repeated: a far shot saved as PNG) gave no card; its cards are 18 px across in the
+    working image (as a JPEG it was decoded at half size and read right)."""
+
+    def place(table):
+        h, w = table.shape[:2]
+        return cv2.copyMakeBorder(table, h, h, w, w, cv2.BORDER_REPLICATE), w, h
+
+    score = _score_in_frame("tables/tomwhite/data/ad-hoc/DSC_4869.jpg", place)
+    assert score.true_positives == score.n_truth == 27
+    assert score.false_positives == 0
+
+
+@pytest.mark.slow
+def test_a_desk_photo_with_no_card_gives_none_at_any_size() -> None:
+    """The grid search runs only on card-shaped blobs: a desk photo with no card stays empty
+    (an earlier version searched every empty large photo and took a desk's part for a card at
+    1,500 x 1,000)."""
+    root = shared_datasets(required=False)
+    if root is None:
+        pytest.skip("shared photos not available")
+    from vision.detect import find_cards
+    from vision.io import load_image
+
+    desk = load_image(root / "tables/omega697/app/src/androidTest/assets/scenes/desk_no_cards.jpg")
+    for size in ((2000, 1500), (1500, 1000), (4000, 3000)):
+        assert len(find_cards(cv2.resize(desk, size, interpolation=cv2.INTER_AREA))) == 0

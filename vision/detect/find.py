@@ -131,7 +131,9 @@ def find_cards(
     found, shrunk = _looked(frame, min_score, second_look)
     # Parts of the frame where the working image is too coarse for its cards: a panorama, a
     # small table in a large photo (vision.detect.zoom; never on the annotated photos).
-    found = search_finer(frame, found, lambda part: _looked(part, min_score, second_look)[0])
+    found = search_finer(
+        frame, found, lambda part: _looked(part, min_score, second_look)[0], working=shrunk
+    )
     # A photo cropped to one card has no outline to find; what is found in it instead (a
     # symbol's outline, a shadow's edge: at most 3, and each under half the frame) is not a
     # card: no card holds a card. (Looked for only then: about 5 ms.)

@@ -13,16 +13,25 @@ of a part of the frame at that part's own, finer scale:
   :data:`ZOOM_BELOW_PX` across in the working image, is also searched in overlapping windows
   of 4:3 along its long side (:data:`MAX_WINDOWS` at most; a strip that needs more is not a
   photo of a table). Only whole cards are taken from a window.
-* **Zoom.** When the cards found are under :data:`ZOOM_BELOW_PX` across in the working image
-  (the median of their short sides), the region round them (their bounding box grown by
-  :data:`GROW` card lengths each way) is searched again; a card cut by one of the region's
-  inner edges is left out.
+* **Grid.** In any other frame, when the cards found are under :data:`ZOOM_BELOW_PX` across
+  in the working image (the median of their short sides), or when :data:`FAR_BLOBS` or more
+  small bright card-shaped blobs (:func:`small_blobs`) lie off the cards found, the region
+  round them (their bounding box grown by :data:`GROW` card lengths each way) is searched
+  again in overlapping windows (:func:`grid`) at the factor that brings them to about
+  :data:`ZOOM_TO_PX` across; a card cut by a window's inner edge is left out. (A tomwhite
+  27-card table in a 6,000 x 4,017 frame three times its size, saved as PNG: 0 cards before,
+  27 after, 0.4 s; each reviewed photo of 1,280 px or more shrunk to a third in a frame of its
+  own size: 778 -> 836 of 892 cards found, false 26 -> 25. A version that searched every large
+  photo with no card found took a desk's part for a card and cost 1.5 s per such photo.)
 
 A card found again is one already found when :data:`SAME_CARD` of its area or more lies on
-that one, or that one's on it (a quad over two cards found is neither of them, and no card).
+that one, or that one's on it (a quad over two cards found is neither of them, and no card);
+a quad found before that two or more cards found finer lie on is dropped (a quad over cards).
 
 Neither search runs on the 120 annotated photos with cards (datasets/detection): their cards
-measure 42 px or more across in the working image, and none is longer than 16:9. (A review
+measure 42 px or more across in the working image, none is longer than 16:9, and none has
+blobs enough off its cards (the grid runs on omega697's desk photo with no card, and finds
+none there). (A review
 found the first version, which searched windows in every frame over 2:1, 2 to 13 times slower
 on photos cropped to 2.05-2.15:1, and a charger port on a desk photo taken for a card.)
 """
@@ -32,20 +41,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.detect.masks import WORK_LONG_SIDE
+from vision.detect.geometry import quad_area
+from vision.detect.masks import WORK_LONG_SIDE, shrink
 from vision.detect.result import CardDetections
 from vision.detect.second_look import overlap_share
 
 __all__ = [
     "ELONGATED",
+    "BLOB_AREA",
+    "BLOB_CONTEXT",
+    "BLOB_FILL",
+    "BLOB_RATIO",
+    "BLOB_STEP",
+    "FAR_BLOBS",
     "GROW",
     "MAX_WINDOWS",
     "SAME_CARD",
     "ZOOM_BELOW_PX",
+    "ZOOM_TO_PX",
+    "grid",
     "search_finer",
+    "small_blobs",
     "windows",
 ]
 
@@ -57,6 +77,27 @@ MAX_WINDOWS: Final = 24
 #: Median short side, in working-image pixels, of the cards found under which the region round
 #: them is searched again (the annotated photos: 42 px or more; the panorama above: 14).
 ZOOM_BELOW_PX: Final = 30.0
+#: Short side, in working-image pixels, that the finer search brings the small cards found to
+#: (or nearer: the factor is an integer).
+ZOOM_TO_PX: Final = 50.0
+#: Small card-shaped blobs (:func:`small_blobs`) off the cards found from which a frame that is
+#: not a panorama is searched again finer round them: a far table (a 6,000 x 4,000 frame round
+#: a 27-card table whose cards measure 18 px across in the working image: no card found, or a
+#: quad over four of them; measured). Without it every large photo with no card was searched
+#: again (1.5 s, and a false card on omega697's desk at 1,500 x 1,000); that desk at
+#: 2,000 x 1,500 still has 3 such blobs, and the grid finds nothing there.
+FAR_BLOBS: Final = 3
+#: Blob areas, working-image pixels: cards 7 to 25 px across (the detector's own smallest,
+#: vision.detect.candidates.MIN_CARD_AREA, is 500: about 18 x 28 px).
+BLOB_AREA: Final = (75.0, 1000.0)
+#: Side of the box mean a blob is brighter than, working-image pixels.
+BLOB_CONTEXT: Final = 61
+#: Grey levels a blob's darkest channel stands above its surroundings.
+BLOB_STEP: Final = 25
+#: Share of its smallest enclosing rectangle a blob's outline fills.
+BLOB_FILL: Final = 0.8
+#: Long over short side of a blob's rectangle (a card: 89 / 57 = 1.56).
+BLOB_RATIO: Final = (1.25, 1.95)
 #: How far the zoomed region reaches past the cards found, in their median long side.
 GROW: Final = 1.0
 #: Share of a card's area on one already found from which it is that card.
@@ -88,43 +129,148 @@ def windows(height: int, width: int) -> list[tuple[int, int, int, int]]:
 
 
 def search_finer(
-    frame: npt.NDArray[np.uint8], found: CardDetections, search: Search
+    frame: npt.NDArray[np.uint8],
+    found: CardDetections,
+    search: Search,
+    working: npt.NDArray[np.uint8] | None = None,
 ) -> CardDetections:
-    """``found`` with the cards the window and zoom searches add (see the module).
+    """``found`` with the cards the window and grid searches add (see the module).
 
     Args:
         frame: (H, W, 3) uint8 BGR, the frame ``found`` was found on.
         found: the cards found in the whole frame (frame pixels).
         search: the detector for one frame or part of it (its cards in that part's pixels).
+        working: the frame shrunk by its working factor (:func:`vision.detect.masks.shrink`),
+            where small card-shaped blobs are looked for; None: shrunk here when needed.
 
     Returns:
-        ``found`` itself when neither search runs or adds a card; else ``found`` and the cards
-        added after it, in frame pixels.
+        ``found`` itself when no search runs or changes it; else ``found`` less the quads over
+        several cards found finer, and the cards added after it, in frame pixels.
     """
     h, w = frame.shape[:2]
     k = _factor(h, w)
     if k == 1:
         return found
     out = found
-    if max(h, w) > ELONGATED * min(h, w) and (len(found) == 0 or _small(found, k)):
-        boxes = windows(h, w)
-        if len(boxes) <= MAX_WINDOWS:
-            for box in boxes:
-                out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)).whole())
-    if len(out) and _small(out, k):
-        long = _median_sides(out)[1]
-        x0, y0 = np.floor(out.corners.reshape(-1, 2).min(axis=0) - GROW * long)
-        x1, y1 = np.ceil(out.corners.reshape(-1, 2).max(axis=0) + GROW * long)
-        box = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
-        bh, bw = box[3] - box[1], box[2] - box[0]
-        if min(bh, bw) >= 16 and _factor(bh, bw) < k:
-            out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
+    if max(h, w) > ELONGATED * min(h, w):
+        if len(found) == 0 or _small(found, k):
+            boxes = windows(h, w)
+            if len(boxes) <= MAX_WINDOWS:
+                for box in boxes:
+                    out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)).whole())
+        return out
+    if working is None:
+        working = shrink(frame)[0]
+    blobs = small_blobs(working) * np.float32(k)
+    # a blob lies off the cards found, or on a quad over two blobs or more (over cards)
+    over = np.array([_held(quad, blobs) >= 2 for quad in found.corners], np.bool_)
+    cards = found.corners[~over]
+    free = np.array(
+        [not len(cards) or overlap_share(blob, cards) < SAME_CARD for blob in blobs], np.bool_
+    ).reshape(-1)
+    small = len(found) > 0 and _small(found, k)
+    if int(free.sum()) < FAR_BLOBS and not small:
+        return out
+    parts = [blobs[free], found.corners[over]]
+    if small:
+        parts.append(found.corners)
+    quads = np.concatenate(parts)
+    # the cards' size: the free blobs' and the small cards' (not the quads over several)
+    short, long = _median_sides_of(
+        np.concatenate([blobs[free], found.corners]) if small else blobs[free]
+    )
+    x0, y0 = np.floor(quads.reshape(-1, 2).min(axis=0) - GROW * long)
+    x1, y1 = np.ceil(quads.reshape(-1, 2).max(axis=0) + GROW * long)
+    region = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
+    if min(region[2] - region[0], region[3] - region[1]) < 16:
+        return out
+    # the factor that brings those cards to ZOOM_TO_PX across, and never coarser than k - 1
+    finer = max(1, min(k - 1, int(short / ZOOM_TO_PX)))
+    boxes = grid(region, finer)
+    while len(boxes) > MAX_WINDOWS:
+        finer += 1
+        boxes = grid(region, finer)
+    if finer >= k:
+        return out
+    for box in boxes:
+        out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
     return out
+
+
+def grid(region: tuple[int, int, int, int], factor: int) -> list[tuple[int, int, int, int]]:
+    """Overlapping windows ``(x0, y0, x1, y1)`` covering ``region`` (frame pixels), each of the
+    region's shape and small enough to be searched at a shrink factor of ``factor`` or less
+    (long side under ``(factor + 1)`` x :data:`WORK_LONG_SIDE` px), evenly spaced along each
+    side with each pair of neighbours overlapping by a third of a window or more (a card
+    cut by one window lies whole in the next); the region itself when it is that small."""
+    x0, y0, x1, y1 = region
+    width, height = x1 - x0, y1 - y0
+    limit = (factor + 1) * WORK_LONG_SIDE - 1
+    scale = min(1.0, limit / max(width, height))
+    size_x, size_y = max(1, int(width * scale)), max(1, int(height * scale))
+
+    def starts(length: int, size: int) -> list[int]:
+        if size >= length:
+            return [0]
+        gaps = -(-(length - size) * 3 // (2 * size))  # ceil: each step at most 2/3 of a window
+        return [round(i * (length - size) / gaps) for i in range(gaps + 1)]
+
+    return [
+        (x0 + sx, y0 + sy, x0 + sx + size_x, y0 + sy + size_y)
+        for sy in starts(height, size_y)
+        for sx in starts(width, size_x)
+    ]
+
+
+def small_blobs(working: npt.NDArray[np.uint8]) -> np.ndarray:
+    """Bright card-shaped blobs too small for the detector in a working image: a far table's
+    cards (see :data:`FAR_BLOBS`).
+
+    A blob is a region brighter in its darkest channel than its surroundings (a box mean
+    :data:`BLOB_CONTEXT` px across) by :data:`BLOB_STEP` grey levels or more, whose outline
+    fills :data:`BLOB_FILL` of its smallest enclosing rectangle, with that rectangle's sides in
+    a card's ratio (:data:`BLOB_RATIO`) and its area from :data:`BLOB_AREA` [0] to [1] px.
+
+    Args:
+        working: (h, w, 3) uint8 BGR working image.
+
+    Returns:
+        (M, 4, 2) float32 corners of the blobs' rectangles, working-image pixels.
+    """
+    dark = cv2.min(cv2.min(working[..., 0], working[..., 1]), working[..., 2])  # numpy: 25x slower
+    context = cv2.blur(dark, (BLOB_CONTEXT, BLOB_CONTEXT))
+    mask = cv2.compare(cv2.subtract(dark, context), BLOB_STEP, cv2.CMP_GE)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    x, y, bw, bh, pixels = (stats[1:, i] for i in range(5))
+    # a blob's box holds its rectangle (up to twice its area when turned 45 degrees)
+    maybe = np.flatnonzero(
+        (bw * bh >= BLOB_AREA[0]) & (bw * bh <= 2 * BLOB_AREA[1]) & (pixels >= BLOB_AREA[0] / 2)
+    )
+    out = []
+    for i in maybe:
+        patch = (labels[y[i] : y[i] + bh[i], x[i] : x[i] + bw[i]] == i + 1).astype(np.uint8)
+        contours, _ = cv2.findContours(patch, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        contour = max(contours, key=cv2.contourArea) + np.array([x[i], y[i]], np.int32)
+        area = cv2.contourArea(contour)
+        if not BLOB_AREA[0] <= area <= BLOB_AREA[1]:
+            continue
+        (cx, cy), (a, b), angle = cv2.minAreaRect(contour)
+        if a * b <= 0 or area < BLOB_FILL * a * b:
+            continue
+        if not BLOB_RATIO[0] <= max(a, b) / min(a, b) <= BLOB_RATIO[1]:
+            continue
+        out.append(cv2.boxPoints(((cx, cy), (a, b), angle)))
+    return np.array(out, np.float32).reshape(-1, 4, 2)
 
 
 def _median_sides(found: CardDetections) -> tuple[float, float]:
     """The median over the cards found of their shortest and of their longest side, px."""
-    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
+    return _median_sides_of(found.corners)
+
+
+def _median_sides_of(quads: np.ndarray) -> tuple[float, float]:
+    """The median over quads (N, 4, 2) of their shortest and of their longest side, px."""
+    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2)
     return float(np.median(sides.min(axis=1))), float(np.median(sides.max(axis=1)))
 
 
@@ -165,7 +311,14 @@ def _inside(
 
 
 def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
-    """``found`` and the cards of ``more`` that are not already in it (nor twice in ``more``)."""
+    """``found`` less each quad that two or more cards of ``more`` lie on (each with
+    :data:`SAME_CARD` of its area on it and under half its size: a quad over several cards, as
+    the whole-frame selection drops one), and the cards of ``more`` that are not already in
+    what is left (nor twice in ``more``)."""
+    keep = [i for i, quad in enumerate(found.corners) if _held(quad, more.corners) < 2]
+    if len(keep) < len(found):
+        index = np.array(keep, dtype=np.intp)
+        found = CardDetections(found.corners[index], found.scores[index], found.partial[index])
     corners = list(found.corners)
     added = []
     for i, quad in enumerate(more.corners):
@@ -183,4 +336,16 @@ def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
         np.concatenate([found.corners, more.corners[index]]),
         np.concatenate([found.scores, more.scores[index]]),
         np.concatenate([found.partial, more.partial[index]]),
+    )
+
+
+def _held(quad: np.ndarray, others: np.ndarray) -> int:
+    """How many of ``others`` (N, 4, 2) lie on ``quad`` with :data:`SAME_CARD` of their area
+    or more and are under half its area."""
+    area = float(quad_area(quad[None])[0])
+    return sum(
+        1
+        for other in others
+        if float(quad_area(other[None])[0]) < 0.5 * area
+        and overlap_share(other, quad[None]) >= SAME_CARD
     )
