@@ -244,3 +244,20 @@ def test_help_shows_no_value_for_flags(
     assert "--help" in rows
     if command == ["photo"]:
         assert rows["--out"].split()[3] == "PATH" and rows["--force"].split()[3] == "Overwrite"
+
+
+@pytest.mark.parametrize(
+    ("args", "hinted"),
+    [
+        (["1", "red", "solid", "oval", "2", "green", "striped", "diamonds"], True),  # unquoted
+        (["1 red solid", "2 green striped diamonds"], False),  # quoted, one card short a shape
+        (["purple"], False),  # a single word is one card, not a split one
+    ],
+)
+def test_cards_given_unquoted_get_a_hint_to_quote_them(
+    args: list[str], hinted: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["sets", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("setvision: error: cannot read ") and err.count("\n") == 1
+    assert ("quote each card" in err) is hinted

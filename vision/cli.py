@@ -126,7 +126,22 @@ def sets_command(
     ],
 ) -> None:
     """List every SET among cards given as text."""
-    parsed = [parse_card(text) for text in cards]
+    parsed = []
+    for text in cards:
+        try:
+            parsed.append(parse_card(text))
+        except ValueError as error:
+            if (
+                len(cards) > 1
+                and len(text.split()) == 1
+                and all(len(c.split()) == 1 for c in cards)
+            ):
+                # every card split into words: the shell was given them unquoted
+                raise ValueError(
+                    f"{error} (one card per argument: quote each card, e.g. "
+                    '\'setvision sets "1 red solid oval" "2 green striped diamonds"\')'
+                ) from None
+            raise
     for pos, card in enumerate(parsed, start=1):
         typer.echo(f"{pos:>3}  {card.label}")
     found = find_sets(parsed)
