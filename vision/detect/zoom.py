@@ -165,20 +165,14 @@ def search_finer(
     # a blob lies off the cards found, or on a quad over two blobs or more (over cards)
     over = np.array([_held(quad, blobs) >= 2 for quad in found.corners], np.bool_)
     cards = found.corners[~over]
-    free = np.array(
-        [not len(cards) or overlap_share(blob, cards) < SAME_CARD for blob in blobs], np.bool_
-    ).reshape(-1)
+    free = blobs[[not len(cards) or overlap_share(blob, cards) < SAME_CARD for blob in blobs]]
     small = len(found) > 0 and _small(found, k)
-    if int(free.sum()) < FAR_BLOBS and not small:
+    if len(free) < FAR_BLOBS and not small:
         return out
-    parts = [blobs[free], found.corners[over]]
-    if small:
-        parts.append(found.corners)
-    quads = np.concatenate(parts)
-    # the cards' size: the free blobs' and the small cards' (not the quads over several)
-    short, long = _median_sides_of(
-        np.concatenate([blobs[free], found.corners]) if small else blobs[free]
-    )
+    # the cards' size from the free blobs and the small cards, not the quads over several
+    sized = np.concatenate([free, cards]) if small else free
+    quads = np.concatenate([sized, found.corners[over]])
+    short, long = _median_sides_of(sized)
     x0, y0 = np.floor(quads.reshape(-1, 2).min(axis=0) - GROW * long)
     x1, y1 = np.ceil(quads.reshape(-1, 2).max(axis=0) + GROW * long)
     region = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
