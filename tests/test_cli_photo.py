@@ -1268,26 +1268,27 @@ def _card_of(side: float, x: float = 0.0) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("width", "height", "sides", "words"),
+    ("width", "height", "sides", "words", "paper"),
     [
-        (160, 90, [], "only 160 x 90 px: cards under about 18 x 28 px are not found"),
-        (1600, 900, [], None),  # no cards in a photo of a good size: nothing to add
-        (20000, 50, [], "only 20000 x 50 px"),  # a strip: no card fits across it
-        (144, 224, [], "if this 144 x 224 px photo is one card cropped to its edges"),  # trial 7
-        (4500, 3000, [], None),  # a 3:2 camera photo of no card: nothing to add
-        (2000, 80, [], None),
-        (200, 112, [20, 21, 19], "only about 20 px across"),
-        (400, 225, [40, 41, 39], None),
-        (4000, 3000, [300, 310, 20], None),  # one far card is small: the median decides
+        (160, 90, [], "only 160 x 90 px: cards under about 18 x 28 px are not found", False),
+        (1600, 900, [], None, False),  # no cards in a photo of a good size: nothing to add
+        (20000, 50, [], "only 20000 x 50 px", False),  # a strip: no card fits across it
+        (144, 224, [], "if this 144 x 224 px photo is one card cropped to its edges", True),  # 7
+        (1200, 800, [], None, False),  # a 3:2 photo of no card, no paper round it: a bridge
+        (4500, 3000, [], None, False),  # a 3:2 camera photo of no card: nothing to add
+        (2000, 80, [], None, False),
+        (200, 112, [20, 21, 19], "only about 20 px across", False),
+        (400, 225, [40, 41, 39], None, False),
+        (4000, 3000, [300, 310, 20], None, False),  # one far card is small: the median decides
     ],
 )
 def test_a_photo_too_small_for_its_cards_is_said(
-    width: int, height: int, sides: list[float], words: str | None
+    width: int, height: int, sides: list[float], words: str | None, paper: bool
 ) -> None:
     from vision.cli_photo import size_warning
 
     cards = [_card_of(side, 50 * i) for i, side in enumerate(sides)]
-    warning = size_warning({"width": width, "height": height, "cards": cards})
+    warning = size_warning({"width": width, "height": height, "cards": cards, "paper_edges": paper})
     assert (warning is None) if words is None else (words in warning)
 
 

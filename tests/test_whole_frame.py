@@ -8,7 +8,7 @@ import pytest
 
 from vision.cards import Card
 from vision.detect import find_cards
-from vision.detect.whole_frame import FRAME_SCORE, card_filling_frame
+from vision.detect.whole_frame import FRAME_SCORE, card_filling_frame, paper_framed
 from vision.render_card import render_card
 
 
@@ -121,3 +121,33 @@ def test_a_table_of_cards_is_not_one_card() -> None:
     table = cv2.imread(str(REPO_ROOT / "datasets" / "samples" / "table.jpg"))
     h, w = table.shape[:2]
     assert card_filling_frame(cv2.resize(table, (round(h / 1.56), h))) is None
+
+
+def test_paper_framed_tells_a_card_crop_from_a_camera_photo_of_no_card() -> None:
+    """The "one card cropped to its edges" hint asks it: a new user's trial had the hint on
+    every 3:2 photo of no card (a bridge, a desk, black at 1,200 x 800)."""
+    card = _card("2 green striped diamonds")
+    assert paper_framed(card)
+    rng = np.random.default_rng(0)
+    blurred = cv2.GaussianBlur(card, (0, 0), 6).astype(np.float32)  # defocused, with grain
+    blurred = np.clip(blurred + rng.normal(0, 3, blurred.shape), 0, 255).astype(np.uint8)
+    assert paper_framed(blurred)
+    assert not paper_framed(_drawn([RED], size=(300, 400)))  # not a card's proportions
+    assert not paper_framed(np.zeros((800, 1200, 3), np.uint8))  # black
+
+
+@pytest.mark.slow
+def test_photos_of_no_card_have_no_paper_edges() -> None:
+    from vision.data import shared_datasets
+
+    root = shared_datasets(required=False)
+    if root is None:
+        pytest.skip("shared photos not available")
+    from vision.io import load_image
+
+    for path in (
+        "tables/omega697/app/src/androidTest/assets/scenes/desk_no_cards.jpg",
+        "tables/piratefsh/images/brooklyn-bridge.jpg",
+    ):
+        image = load_image(root / path)
+        assert not paper_framed(cv2.resize(image, (1200, 800), interpolation=cv2.INTER_AREA))

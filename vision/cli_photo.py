@@ -362,10 +362,11 @@ SMALL_PHOTO_PX = 300
 #: Short side (px) of a photo in which no card was found under which its size is said too
 #: (a 20000 x 50 strip: a card in it would be under 50 px long).
 THIN_PHOTO_PX = 75
-#: Long side (px) under which a photo with no card found and a card's proportions
-#: (:data:`vision.detect.whole_frame.FRAME_ASPECT`) is said to be, maybe, one card cropped to
-#: its edges that was not made out (trial 7: "cards under about 18 x 28 px are not found"
-#: blamed the size of a 144 x 224 px card).
+#: Long side (px) under which a photo with no card found, a card's proportions and paper along
+#: its edges (:func:`vision.detect.whole_frame.paper_framed`; a new user's trial had the hint
+#: on every 3:2 photo of no card, a bridge and a desk among them) is said to be, maybe, one
+#: card cropped to its edges that was not made out (trial 7: "cards under about 18 x 28 px
+#: are not found" blamed the size of a 144 x 224 px card).
 CARD_CROP_PX = 2000
 
 
@@ -385,19 +386,17 @@ def exposure_warning(result: dict[str, Any]) -> str | None:
 
 def size_warning(result: dict[str, Any]) -> str | None:
     """A warning when the photo is too small for its cards to be found reliably, or (no card
-    found) may be one card cropped to its edges that was not made out; else None.
+    found, ``paper_edges``) may be one card cropped to its edges that was not made out; else
+    None.
 
     Args:
         result: a photo's reading (the ``--json`` object: ``width``, ``height``, ``cards`` with
-            their ``corners`` in the photo's pixels).
+            their ``corners`` in the photo's pixels, ``paper_edges``).
     """
     width, height = int(result.get("width", 0)), int(result.get("height", 0))
     cards = result.get("cards", [])
     if not cards:
-        from vision.detect.whole_frame import FRAME_ASPECT
-
-        long, short = max(width, height), min(width, height)
-        if short > 0 and long < CARD_CROP_PX and FRAME_ASPECT[0] <= long / short <= FRAME_ASPECT[1]:
+        if result.get("paper_edges") and max(width, height) < CARD_CROP_PX:
             return (
                 f"no card found: if this {width} x {height} px photo is one card cropped to its "
                 "edges, its symbols could not be made out (faint, blurred, or a neighbour in "

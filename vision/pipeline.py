@@ -109,6 +109,9 @@ class Table:
         burnt_out: (N,) bool, the card's paper is clipped in every channel over
             :data:`CLIPPED_PAPER` of its border band (overexposed: its stripes may be lost, so
             a striped card may read open); None when not measured.
+        paper_edges: no card was found, and the photo has a card's proportions and paper along
+            its edges (:func:`vision.detect.whole_frame.paper_framed`): it may be one card
+            cropped to its edges whose symbols could not be made out.
     """
 
     width: int
@@ -127,6 +130,7 @@ class Table:
     mixed_decks: bool = False
     colourless: bool = False
     burnt_out: npt.NDArray[np.bool_] | None = None
+    paper_edges: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.cards)
@@ -153,8 +157,14 @@ class Table:
         return len(self.cards)
 
     @classmethod
-    def empty(cls, width: int, height: int, timings_ms: dict[str, float] | None = None) -> Table:
-        """A table with no cards."""
+    def empty(
+        cls,
+        width: int,
+        height: int,
+        timings_ms: dict[str, float] | None = None,
+        paper_edges: bool = False,
+    ) -> Table:
+        """A table with no cards (``paper_edges``: see :class:`Table`)."""
         return cls(
             width=width,
             height=height,
@@ -169,6 +179,7 @@ class Table:
             duplicates=np.zeros(0, bool),
             sets=(),
             timings_ms=dict(timings_ms or {}),
+            paper_edges=paper_edges,
         )
 
     def label(self, i: int) -> str:
@@ -202,7 +213,8 @@ class Table:
         (``fills_photo``: the card is the whole photo, cropped to it, found without an outline:
         :func:`vision.detect.whole_frame.card_filling_frame`), plus ``"mixed_decks"`` and
         ``"colourless"`` (a greyscale photo: no colour can be read, so each card's ``"colour"``
-        is null, its label says "(colour?)", and the SETs are guesses); a duplicate card also
+        is null, its label says "(colour?)", and the SETs are guesses) and ``"paper_edges"``
+        (no card found in a photo that may be one card cropped to its edges); a duplicate card also
         has ``"first_read"``, the label it was read as before the one-deck decoding.
         """
         cards = []
@@ -239,6 +251,7 @@ class Table:
             "timings_ms": {k: round(float(v), 2) for k, v in self.timings_ms.items()},
             "mixed_decks": bool(self.mixed_decks),
             "colourless": bool(self.colourless),
+            "paper_edges": bool(self.paper_edges),
         }
 
 
@@ -477,7 +490,9 @@ def recognise(
     if len(corners) == 0:
         for stage in ("warp", "classify", "colour", "rules"):
             timings[stage] = 0.0
-        return Table.empty(width, height, timings)
+        from vision.detect.whole_frame import paper_framed
+
+        return Table.empty(width, height, timings, paper_edges=paper_framed(frame))
 
     t = time.perf_counter()
     crops = warp_cards(frame, corners)

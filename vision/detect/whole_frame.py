@@ -31,7 +31,7 @@ from vision.colour import hue_spread
 from vision.detect.geometry import order_corners
 from vision.detect.ink_cards import find_symbols, group_symbols
 
-__all__ = ["FRAME_SCORE", "card_filling_frame"]
+__all__ = ["FRAME_SCORE", "card_filling_frame", "paper_framed"]
 
 #: Long side over short side of a frame that may be one card (a card is 1.56; the shared
 #: chips are 1.56 to 1.72 at the 2nd and 98th percentiles; kaggle's loose crops up to 1.89).
@@ -90,16 +90,35 @@ def card_filling_frame(
         portrait orientation (:class:`vision.detect.CardDetections`), or None.
     """
     h, w = frame.shape[:2]
-    if min(h, w) < 16 or not FRAME_ASPECT[0] <= max(h, w) / min(h, w) <= FRAME_ASPECT[1]:
-        return None
-    look = frame if shrunk is None else shrunk
-    portrait = look if h >= w else cv2.rotate(look, cv2.ROTATE_90_CLOCKWISE)
-    work = cv2.resize(portrait, _WORK, interpolation=cv2.INTER_AREA)
-    balanced = _paper_border(work)
+    work = _portrait_work(frame, shrunk)
+    balanced = None if work is None else _paper_border(work)
     if balanced is None or not _one_card_of_symbols(balanced):
         return None
     quad = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
     return order_corners(quad[None])[0].astype(np.float32)
+
+
+def paper_framed(frame: npt.NDArray[np.uint8], shrunk: npt.NDArray[np.uint8] | None = None) -> bool:
+    """Whether the frame has a card's proportions (:data:`FRAME_ASPECT`) and a band along its
+    edges that is photographed paper (light, even and grainy: :data:`PAPER_LEVEL`,
+    :data:`PAPER_UNEVEN`, :data:`PAPER_GRAIN`): a photo that may be one card cropped to its
+    edges, whether or not its symbols could be made out. Arguments as
+    :func:`card_filling_frame`."""
+    work = _portrait_work(frame, shrunk)
+    return work is not None and _paper_border(work) is not None
+
+
+def _portrait_work(
+    frame: npt.NDArray[np.uint8], shrunk: npt.NDArray[np.uint8] | None
+) -> npt.NDArray[np.uint8] | None:
+    """The frame (or ``shrunk``) turned portrait at :data:`_WORK` px, or None when the frame
+    has not a card's proportions."""
+    h, w = frame.shape[:2]
+    if min(h, w) < 16 or not FRAME_ASPECT[0] <= max(h, w) / min(h, w) <= FRAME_ASPECT[1]:
+        return None
+    look = frame if shrunk is None else shrunk
+    portrait = look if h >= w else cv2.rotate(look, cv2.ROTATE_90_CLOCKWISE)
+    return cv2.resize(portrait, _WORK, interpolation=cv2.INTER_AREA)
 
 
 def _paper_border(work: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8] | None:
