@@ -792,6 +792,19 @@ def test_an_empty_path_is_refused_not_taken_as_here(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.jpg"]  # nothing written
 
 
+def test_a_photo_named_with_spaces_only_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("  ")  # no such file: refused, saying so
+    assert result.exit_code == 2 and "only spaces, and no file has that name" in result.stderr
+    photo(tmp_path / "table.jpg").rename(tmp_path / " ")  # a file named " " (a new user's
+    # trial: refused as "")
+    result = run(" ", "--no-image")
+    assert result.exit_code == 0, result.output
+    assert "4 cards" in result.stdout
+
+
 @pytest.mark.parametrize("as_json", [False, True])
 def test_a_missing_path_among_several_does_not_stop_the_others(
     tmp_path: Path, as_json: bool

@@ -113,8 +113,9 @@ def photo_command(
     )
     from vision.io import frame_count, is_gif, is_palette_png, jpeg_quality
 
-    if out is not None and not out.strip():
-        _error('--out "": an empty path (an unset variable?)')
+    if out is not None and not out.strip():  # never a name to write to, even if one exists
+        what = "an empty path" if not out else "only spaces"
+        _error(f"--out {out!r}: {what} (an unset variable?)")
         raise typer.Exit(EXIT_BAD_INPUT)
     if out is not None and out.startswith("~") and not Path(out.split(os.sep)[0]).exists():
         out = os.path.expanduser(out)  # quoted, so the shell left it: "~/x.jpg" made a folder "~"
@@ -135,9 +136,10 @@ def photo_command(
     pending: list[tuple[int, str]] = []
     for raw in paths:
         try:
-            if not raw.strip():
+            if not raw.strip() and not os.path.lexists(raw):  # a file may be named " "
+                what = "an empty path" if not raw else "only spaces, and no file has that name"
                 raise SetVisionError(
-                    '"" is not a photo or folder (an empty path: an unset variable?)'
+                    f"{raw!r} is not a photo or folder ({what}: an unset variable?)"
                 )
             found += list_photos([raw], recursive=recursive)
             if Path(raw).is_dir() and (
