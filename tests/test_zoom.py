@@ -19,6 +19,7 @@ from vision.detect.result import CardDetections
 from vision.detect.zoom import (
     ELONGATED,
     FAR_BLOBS,
+    GROW,
     MAX_WINDOWS,
     ZOOM_BELOW_PX,
     grid,
@@ -117,9 +118,24 @@ def test_small_cards_have_their_region_searched_again_at_a_finer_scale() -> None
     missed = _card(1680, 1400)  # between two found ones
     search = _Recorder(small + [missed], frame)
     got = search_finer(frame, _detections(small), search)
-    # the found cards' box grown by one card length (90 px) each way
-    assert search.parts == [(1500 - 90, 1400 - 90, 1830 + 90, 1490 + 90)]
+    # the found cards' box grown by GROW card lengths (90 px) each way
+    g = round(GROW * 90)
+    assert search.parts == [(1500 - g, 1400 - g, 1830 + g, 1490 + g)]
     assert len(got) == 4 and np.allclose(got.corners[3], missed)
+
+
+def test_cards_found_finer_replace_those_found_coarser_and_unconfirmed_quads_go() -> None:
+    frame = np.arange(3000 * 4000, dtype=np.float64).reshape(3000, 4000, 1).repeat(3, 2)
+    cards = [_card(x, 1400) for x in (1500, 1590, 1680)]  # 10 px across at k = 6
+    coarse = [cards[0] + 3.0, cards[1], _card(1770, 1400)]  # one a bit off; one no card
+    search = _Recorder(cards, frame)
+    got = search_finer(frame, _detections(coarse), search)
+    assert len(search.parts) == 1
+    assert len(got) == 3
+    for card in cards:  # each card as the finer search found it, once
+        assert sum(np.allclose(q, card) for q in got.corners) == 1
+    # the coarse quad the finer search did not find again, in the window it searched, is gone
+    assert not any(np.allclose(q, coarse[2]) for q in got.corners)
 
 
 def test_a_wide_phone_photo_with_cards_of_a_good_size_gets_no_windows() -> None:

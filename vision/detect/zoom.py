@@ -18,11 +18,13 @@ of a part of the frame at that part's own, finer scale:
   small bright card-shaped blobs (:func:`small_blobs`) lie off the cards found, the region
   round them (their bounding box grown by :data:`GROW` card lengths each way) is searched
   again in overlapping windows (:func:`grid`) at the factor that brings them to about
-  :data:`ZOOM_TO_PX` across; a card cut by a window's inner edge is left out. (A tomwhite
-  27-card table in a 6,000 x 4,017 frame three times its size, saved as PNG: 0 cards before,
-  27 after, 0.4 s; each reviewed photo of 1,280 px or more shrunk to a third in a frame of its
-  own size: 778 -> 836 of 892 cards found, false 26 -> 25. A version that searched every large
-  photo with no card found took a desk's part for a card and cost 1.5 s per such photo.)
+  :data:`ZOOM_TO_PX` across; a card cut by a window's inner edge is left out. A card found
+  there replaces the same card found coarser, and a quad found coarser that lies in a window
+  and was not found there again is dropped. (A tomwhite 27-card table in a 6,000 x 4,017
+  frame three times its size, saved as PNG: 0 cards before, 27 after, 0.4 s; each reviewed
+  photo of 1,280 px or more shrunk to a third in a frame of its own size: 778 -> 856 of 892
+  cards found, false 26 -> 5. A version that searched every large photo with no card found
+  took a desk's part for a card and cost 1.5 s per such photo.)
 
 A card found again is one already found when :data:`SAME_CARD` of its area or more lies on
 that one, or that one's on it (a quad over two cards found is neither of them, and no card);
@@ -98,8 +100,11 @@ BLOB_STEP: Final = 25
 BLOB_FILL: Final = 0.8
 #: Long over short side of a blob's rectangle (a card: 89 / 57 = 1.56).
 BLOB_RATIO: Final = (1.25, 1.95)
-#: How far the zoomed region reaches past the cards found, in their median long side.
-GROW: Final = 1.0
+#: How far the zoomed region reaches past the cards found, in their median long side (1 left
+#: the far-table copies of koff, on a white sheet, searched round 4 of their 12 cards only:
+#: 8 of 12 found; 2: 12 of 12 in four of five; measured before the finer cards replaced the
+#: coarser ones).
+GROW: Final = 2.0
 #: Share of a card's area on one already found from which it is that card.
 SAME_CARD: Final = 0.5
 
@@ -186,8 +191,22 @@ def search_finer(
         boxes = grid(region, finer)
     if finer >= k:
         return out
-    for box in boxes:
-        out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)))
+    finer_found = []
+    for box in boxes:  # cards found finer replace those found coarser
+        got = _inside(search(_cut(frame, box)), box, (h, w))
+        out = _merge(out, got, prefer_more=True)
+        finer_found.append(got.corners)
+    # a quad found coarser that lies in a window searched finer and was not found there again
+    # is no card (a printed grid's cell, a quad across two cards; koff's far copies)
+    again = np.concatenate(finer_found)
+    keep = [
+        i
+        for i, quad in enumerate(out.corners)
+        if _same(quad, again) or not any(_within(quad, box) for box in boxes)
+    ]
+    if len(keep) < len(out):
+        index = np.array(keep, dtype=np.intp)
+        out = CardDetections(out.corners[index], out.scores[index], out.partial[index])
     return out
 
 
@@ -304,22 +323,26 @@ def _inside(
     return CardDetections(got.corners[index] + shift, got.scores[index], got.partial[index])
 
 
-def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
+def _merge(
+    found: CardDetections, more: CardDetections, prefer_more: bool = False
+) -> CardDetections:
     """``found`` less each quad that two or more cards of ``more`` lie on (each with
     :data:`SAME_CARD` of its area on it and under half its size: a quad over several cards, as
     the whole-frame selection drops one), and the cards of ``more`` that are not already in
-    what is left (nor twice in ``more``)."""
-    keep = [i for i, quad in enumerate(found.corners) if _held(quad, more.corners) < 2]
+    what is left (nor twice in ``more``). With ``prefer_more`` (``more`` found at a finer
+    scale), a card in both is ``more``'s."""
+    keep = [
+        i
+        for i, quad in enumerate(found.corners)
+        if _held(quad, more.corners) < 2 and not (prefer_more and _same(quad, more.corners))
+    ]
     if len(keep) < len(found):
         index = np.array(keep, dtype=np.intp)
         found = CardDetections(found.corners[index], found.scores[index], found.partial[index])
     corners = list(found.corners)
     added = []
     for i, quad in enumerate(more.corners):
-        if corners and (
-            overlap_share(quad, np.array(corners)) >= SAME_CARD
-            or any(overlap_share(other, quad[None]) >= SAME_CARD for other in corners)
-        ):
+        if _same(quad, np.array(corners).reshape(-1, 4, 2)):
             continue
         corners.append(quad)
         added.append(i)
@@ -330,6 +353,21 @@ def _merge(found: CardDetections, more: CardDetections) -> CardDetections:
         np.concatenate([found.corners, more.corners[index]]),
         np.concatenate([found.scores, more.scores[index]]),
         np.concatenate([found.partial, more.partial[index]]),
+    )
+
+
+def _within(quad: np.ndarray, box: tuple[int, int, int, int]) -> bool:
+    """Every corner of ``quad`` (4, 2) lies in ``box`` ``(x0, y0, x1, y1)``."""
+    x0, y0, x1, y1 = box
+    return bool(((quad >= (x0, y0)) & (quad <= (x1 - 1, y1 - 1))).all())
+
+
+def _same(quad: np.ndarray, others: np.ndarray) -> bool:
+    """``quad`` is one of ``others`` (N, 4, 2): :data:`SAME_CARD` of its area or more lies on
+    one, or one's on it."""
+    return len(others) > 0 and (
+        overlap_share(quad, others) >= SAME_CARD
+        or any(overlap_share(other, quad[None]) >= SAME_CARD for other in others)
     )
 
 
