@@ -252,6 +252,7 @@ def test_help_shows_no_value_for_flags(
         (["1", "red", "solid", "oval", "2", "green", "striped", "diamonds"], True),  # unquoted
         (["1 red solid", "2 green striped diamonds"], False),  # quoted, one card short a shape
         (["purple"], False),  # a single word is one card, not a split one
+        (["2-red-diamond-empty", "1-green-oval-solid", "3-purple-squigle-open"], False),  # typo
     ],
 )
 def test_cards_given_unquoted_get_a_hint_to_quote_them(

@@ -1288,6 +1288,7 @@ def _card_of(side: float, x: float = 0.0) -> dict:
         (20000, 50, [], "only 20000 x 50 px", False),  # a strip: no card fits across it
         (144, 224, [], "if this 144 x 224 px photo is one card cropped to its edges", True),  # 7
         (1200, 800, [], None, False),  # a 3:2 photo of no card, no paper round it: a bridge
+        (2400, 1600, [], None, True),  # paper round it, but too large to be a card's crop
         (4500, 3000, [], None, False),  # a 3:2 camera photo of no card: nothing to add
         (2000, 80, [], None, False),
         (200, 112, [20, 21, 19], "only about 20 px across", False),

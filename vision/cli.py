@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -131,12 +132,9 @@ def sets_command(
         try:
             parsed.append(parse_card(text))
         except ValueError as error:
-            if (
-                len(cards) > 1
-                and len(text.split()) == 1
-                and all(len(c.split()) == 1 for c in cards)
-            ):
-                # every card split into words: the shell was given them unquoted
+            if len(cards) > 1 and all(re.fullmatch(r"[A-Za-z]+|\d", c) for c in cards):
+                # every argument a bare word or count: the cards were typed unquoted (not a
+                # one-word card such as "2-red-diamond-empty")
                 raise ValueError(
                     f"{error} (one card per argument: quote each card, e.g. "
                     '\'setvision sets "1 red solid oval" "2 green striped diamonds"\')'

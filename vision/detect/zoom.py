@@ -12,30 +12,34 @@ of a part of the frame at that part's own, finer scale:
   panorama, not a 20:9 or 21:9 phone photo) in which no card was found, or only cards under
   :data:`ZOOM_BELOW_PX` across in the working image, is also searched in overlapping windows
   of 4:3 along its long side (:data:`MAX_WINDOWS` at most; a strip that needs more is not a
-  photo of a table). Only whole cards are taken from a window.
-* **Grid.** In any other frame, when the cards found are under :data:`ZOOM_BELOW_PX` across
-  in the working image (the median of their short sides), or when :data:`FAR_BLOBS` or more
-  small bright card-shaped blobs (:func:`small_blobs`) lie off the cards found, the region
-  round them (their bounding box grown by :data:`GROW` card lengths each way) is searched
-  again in overlapping windows (:func:`grid`) at the factor that brings them to about
-  :data:`ZOOM_TO_PX` across; a card cut by a window's inner edge is left out. A card found
-  there replaces the same card found coarser, and a quad found coarser that lies in a window
-  and was not found there again is dropped. (A tomwhite 27-card table in a 6,000 x 4,017
-  frame three times its size, saved as PNG: 0 cards before, 27 after, 0.4 s; each reviewed
-  photo of 1,280 px or more shrunk to a third in a frame of its own size: 778 -> 856 of 892
-  cards found, false 26 -> 5. A version that searched every large photo with no card found
-  took a desk's part for a card and cost 1.5 s per such photo.)
+  photo of a table). Only whole cards are taken from a window. The grid search below then
+  runs as for a frame the size of a window (its blobs looked for in the windows).
+* **Grid.** When the cards found are under :data:`ZOOM_BELOW_PX` across in the working image
+  (the median of their short sides), or when :data:`FAR_BLOBS` or more small bright
+  card-shaped blobs (:func:`small_blobs`) lie off the cards found, each beside another
+  (:data:`NEIGHBOUR`; more than :data:`MAX_BLOBS` in all are a texture), the region round
+  them and the small cards (their bounding box grown by :data:`GROW` card lengths each way)
+  is searched again in overlapping windows (:func:`grid`) at the factor that brings them to
+  about :data:`ZOOM_TO_PX` across. Taken from a window: whole cards of about their size
+  (:data:`FINER_SIZE`: not a speck, not a printed cell round a card). Only the cards found
+  too small, and the quads that two or more blobs lie on (over several cards), are *loose*:
+  a card found finer replaces the same loose one, a loose quad that two or more cards found
+  finer lie on is dropped, and so is a loose one in a searched window that was not found
+  there again; the cards found at a good size stand as found. (A tomwhite 27-card table in
+  a 6,000 x 4,017 frame three times its size, saved as PNG: 0 cards before, 27 after, 0.4 s;
+  each reviewed photo of 1,280 px or more shrunk to a third in a frame of its own size: 778
+  -> 856 of 892 cards found, false 26 -> 4. A version that searched every large photo with
+  no card found took a desk's part for a card and cost 1.5 s per such photo; one that let
+  the finer cards replace any card lost near cards and added specks: a review.)
 
 A card found again is one already found when :data:`SAME_CARD` of its area or more lies on
-that one, or that one's on it (a quad over two cards found is neither of them, and no card);
-a quad found before that two or more cards found finer lie on is dropped (a quad over cards).
+that one, or that one's on it (a quad over two cards found is neither of them, and no card).
 
-Neither search runs on the 120 annotated photos with cards (datasets/detection): their cards
-measure 42 px or more across in the working image, none is longer than 16:9, and none has
-blobs enough off its cards (the grid runs on omega697's desk photo with no card, and finds
-none there). (A review
-found the first version, which searched windows in every frame over 2:1, 2 to 13 times slower
-on photos cropped to 2.05-2.15:1, and a charger port on a desk photo taken for a card.)
+Neither search runs on the 122 annotated photos (datasets/detection): their cards measure 42
+px or more across in the working image, none is longer than 16:9, and none has blobs enough
+off its cards. (A review found the first version, which searched windows in every frame over
+2:1, 2 to 13 times slower on photos cropped to 2.05-2.15:1, and a charger port on a desk
+photo taken for a card.)
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.detect.geometry import quad_area
-from vision.detect.masks import WORK_LONG_SIDE, shrink
+from vision.detect.masks import WORK_LONG_SIDE, calmed, shrink
 from vision.detect.result import CardDetections
 from vision.detect.second_look import overlap_share
 
@@ -60,6 +64,9 @@ __all__ = [
     "BLOB_RATIO",
     "BLOB_STEP",
     "FAR_BLOBS",
+    "FINER_SIZE",
+    "MAX_BLOBS",
+    "NEIGHBOUR",
     "GROW",
     "MAX_WINDOWS",
     "SAME_CARD",
@@ -89,6 +96,16 @@ ZOOM_TO_PX: Final = 50.0
 #: again (1.5 s, and a false card on omega697's desk at 1,500 x 1,000); that desk at
 #: 2,000 x 1,500 still has 3 such blobs, and the grid finds nothing there.
 FAR_BLOBS: Final = 3
+#: More blobs than this are a texture (floor tiles, a sheet of labels: hundreds), not a table
+#: (27 cards at the most in the shared photos; a review's tiled and labelled frames were
+#: searched in 16 windows for 2 s and more).
+MAX_BLOBS: Final = 45
+#: Distance between neighbouring blobs' centres, in their long side, within which they count
+#: as a table's cards (cards dealt side by side: 1.1 to 1.3 apart).
+NEIGHBOUR: Final = 2.0
+#: Short side of a card found finer, as shares of the median short side of the blobs and
+#: small cards that started the search: a speck, or a printed cell round a card, is not taken.
+FINER_SIZE: Final = (0.6, 1.6)
 #: Blob areas, working-image pixels: cards 7 to 25 px across (the detector's own smallest,
 #: vision.detect.candidates.MIN_CARD_AREA, is 500: about 18 x 28 px).
 BLOB_AREA: Final = (75.0, 1000.0)
@@ -145,44 +162,59 @@ def search_finer(
         frame: (H, W, 3) uint8 BGR, the frame ``found`` was found on.
         found: the cards found in the whole frame (frame pixels).
         search: the detector for one frame or part of it (its cards in that part's pixels).
-        working: the frame shrunk by its working factor (:func:`vision.detect.masks.shrink`),
-            where small card-shaped blobs are looked for; None: shrunk here when needed.
+        working: the working image the whole-frame search looked at (the frame shrunk by its
+            working factor, :func:`vision.detect.masks.shrink`, and smoothed when noisy,
+            :func:`vision.detect.masks.calmed`), where small card-shaped blobs are looked
+            for; None: made here the same way when needed.
 
     Returns:
-        ``found`` itself when no search runs or changes it; else ``found`` less the quads over
-        several cards found finer, and the cards added after it, in frame pixels.
+        ``found`` itself when no search runs or changes it; else the cards of ``found`` that
+        stand, and the cards added, in frame pixels.
     """
     h, w = frame.shape[:2]
     k = _factor(h, w)
     if k == 1:
         return found
-    out = found
-    if max(h, w) > ELONGATED * min(h, w):
-        if len(found) == 0 or _small(found, k):
-            boxes = windows(h, w)
-            if len(boxes) <= MAX_WINDOWS:
-                for box in boxes:
-                    out = _merge(out, _inside(search(_cut(frame, box)), box, (h, w)).whole())
-        return out
-    if working is None:
-        working = shrink(frame)[0]
-    blobs = small_blobs(working) * np.float32(k)
-    # a blob lies off the cards found, or on a quad over two blobs or more (over cards)
+    blobs = None
+    if max(h, w) > ELONGATED * min(h, w) and (len(found) == 0 or _small(found, k)):
+        boxes = windows(h, w)
+        if len(boxes) <= MAX_WINDOWS:
+            seen = []
+            for box in boxes:
+                part = _cut(frame, box)
+                found = _merge(found, _inside(search(part), box, (h, w)).whole())
+                seen.append(_window_blobs(part) + np.array(box[:2], np.float32))
+            # the cards are now as small as a window's working image sees them: searched finer
+            # again below when that is still too coarse (a far table in a long panorama)
+            x0, y0, x1, y1 = boxes[0]
+            k = _factor(y1 - y0, x1 - x0)
+            if k == 1:
+                return found
+            blobs = _distinct(np.concatenate(seen))
+    if blobs is None:
+        if working is None:
+            working = calmed(shrink(frame)[0])
+        blobs = small_blobs(working) * np.float32(k)
+    if len(blobs) > MAX_BLOBS:  # a texture (tiles, a sheet of labels), not a table
+        blobs = blobs[:0]
+    # the quads over cards (two blobs or more on one) and the cards too small in the working
+    # image: these the finer search may replace or drop; the others stand as found
     over = np.array([_held(quad, blobs) >= 2 for quad in found.corners], np.bool_)
+    tiny = _short_sides(found.corners) / k < ZOOM_BELOW_PX
     cards = found.corners[~over]
-    free = blobs[[not len(cards) or overlap_share(blob, cards) < SAME_CARD for blob in blobs]]
-    small = len(found) > 0 and _small(found, k)
-    if len(free) < FAR_BLOBS and not small:
-        return out
-    # the cards' size from the free blobs and the small cards, not the quads over several
-    sized = np.concatenate([free, cards]) if small else free
+    free = _clustered(blobs[[not _same_as_one(blob, cards) for blob in blobs]])
+    if len(free) < FAR_BLOBS and not (len(found) and _small(found, k)):
+        return found
+    sized = np.concatenate([free, found.corners[tiny & ~over]])
+    if not len(sized):
+        return found
     quads = np.concatenate([sized, found.corners[over]])
     short, long = _median_sides_of(sized)
     x0, y0 = np.floor(quads.reshape(-1, 2).min(axis=0) - GROW * long)
     x1, y1 = np.ceil(quads.reshape(-1, 2).max(axis=0) + GROW * long)
     region = (max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1)))
     if min(region[2] - region[0], region[3] - region[1]) < 16:
-        return out
+        return found
     # the factor that brings those cards to ZOOM_TO_PX across, and never coarser than k - 1
     finer = max(1, min(k - 1, int(short / ZOOM_TO_PX)))
     boxes = grid(region, finer)
@@ -190,24 +222,31 @@ def search_finer(
         finer += 1
         boxes = grid(region, finer)
     if finer >= k:
-        return out
-    finer_found = []
-    for box in boxes:  # cards found finer replace those found coarser
+        return found
+    out, loose = found, over | tiny
+    again = []
+    for box in boxes:
         got = _inside(search(_cut(frame, box)), box, (h, w))
-        out = _merge(out, got, prefer_more=True)
-        finer_found.append(got.corners)
-    # a quad found coarser that lies in a window searched finer and was not found there again
-    # is no card (a printed grid's cell, a quad across two cards; koff's far copies)
-    again = np.concatenate(finer_found)
-    keep = [
-        i
-        for i, quad in enumerate(out.corners)
-        if _same(quad, again) or not any(_within(quad, box) for box in boxes)
-    ]
-    if len(keep) < len(out):
-        index = np.array(keep, dtype=np.intp)
-        out = CardDetections(out.corners[index], out.scores[index], out.partial[index])
-    return out
+        # only cards of the size that started the search (a speck, a printed cell round a
+        # card, a card the whole-frame search found at a good size are not what it is for)
+        sides = _short_sides(got.corners)
+        alike = (sides >= FINER_SIZE[0] * short) & (sides <= FINER_SIZE[1] * short)
+        got = CardDetections(got.corners[alike], got.scores[alike], got.partial[alike])
+        out, loose = _merge(out, got, loose)
+        again.append(got.corners)
+    # a loose quad lying in a window searched finer that was not found there again is no card
+    # (a printed grid's cell, a quad across two cards; koff's far copies)
+    seen = np.concatenate(again)
+    keep = np.array(
+        [
+            not loose[i] or _same(quad, seen) or not any(_within(quad, box) for box in boxes)
+            for i, quad in enumerate(out.corners)
+        ],
+        np.bool_,
+    )
+    if keep.all():
+        return out
+    return CardDetections(out.corners[keep], out.scores[keep], out.partial[keep])
 
 
 def grid(region: tuple[int, int, int, int], factor: int) -> list[tuple[int, int, int, int]]:
@@ -324,36 +363,44 @@ def _inside(
 
 
 def _merge(
-    found: CardDetections, more: CardDetections, prefer_more: bool = False
-) -> CardDetections:
-    """``found`` less each quad that two or more cards of ``more`` lie on (each with
-    :data:`SAME_CARD` of its area on it and under half its size: a quad over several cards, as
-    the whole-frame selection drops one), and the cards of ``more`` that are not already in
-    what is left (nor twice in ``more``). With ``prefer_more`` (``more`` found at a finer
-    scale), a card in both is ``more``'s."""
-    keep = [
-        i
-        for i, quad in enumerate(found.corners)
-        if _held(quad, more.corners) < 2 and not (prefer_more and _same(quad, more.corners))
-    ]
-    if len(keep) < len(found):
-        index = np.array(keep, dtype=np.intp)
-        found = CardDetections(found.corners[index], found.scores[index], found.partial[index])
+    found: CardDetections, more: CardDetections, loose: npt.NDArray[np.bool_] | None = None
+) -> CardDetections | tuple[CardDetections, npt.NDArray[np.bool_]]:
+    """``found`` and the cards of ``more`` that are not already in it (nor twice in ``more``).
+
+    Without ``loose`` every card of ``found`` stands. With ``loose`` ((N,) bool over ``found``:
+    cards found at a coarser scale that ``more``, found finer, may replace), a loose quad that
+    two or more cards of ``more`` lie on (each with :data:`SAME_CARD` of its area on it and
+    under half its size: a quad over several cards) is dropped, and a card in both is
+    ``more``'s; returns the cards and their ``loose`` flags (those added: True).
+    """
+    keep = np.ones(len(found), np.bool_)
+    if loose is not None:
+        keep = np.array(
+            [
+                not loose[i] or (_held(quad, more.corners) < 2 and not _same(quad, more.corners))
+                for i, quad in enumerate(found.corners)
+            ],
+            np.bool_,
+        ).reshape(-1)
+        found = CardDetections(found.corners[keep], found.scores[keep], found.partial[keep])
     corners = list(found.corners)
     added = []
     for i, quad in enumerate(more.corners):
-        if _same(quad, np.array(corners).reshape(-1, 4, 2)):
+        if _same(quad, np.array(corners, np.float32).reshape(-1, 4, 2)):
             continue
         corners.append(quad)
         added.append(i)
-    if not added:
-        return found
     index = np.array(added, dtype=np.intp)
-    return CardDetections(
-        np.concatenate([found.corners, more.corners[index]]),
-        np.concatenate([found.scores, more.scores[index]]),
-        np.concatenate([found.partial, more.partial[index]]),
-    )
+    merged = found
+    if added:
+        merged = CardDetections(
+            np.concatenate([found.corners, more.corners[index]]),
+            np.concatenate([found.scores, more.scores[index]]),
+            np.concatenate([found.partial, more.partial[index]]),
+        )
+    if loose is None:
+        return merged
+    return merged, np.concatenate([loose[keep], np.ones(len(added), np.bool_)])
 
 
 def _within(quad: np.ndarray, box: tuple[int, int, int, int]) -> bool:
@@ -365,19 +412,71 @@ def _within(quad: np.ndarray, box: tuple[int, int, int, int]) -> bool:
 def _same(quad: np.ndarray, others: np.ndarray) -> bool:
     """``quad`` is one of ``others`` (N, 4, 2): :data:`SAME_CARD` of its area or more lies on
     one, or one's on it."""
-    return len(others) > 0 and (
-        overlap_share(quad, others) >= SAME_CARD
-        or any(overlap_share(other, quad[None]) >= SAME_CARD for other in others)
+    near = others[_touching(quad, others)]
+    return len(near) > 0 and (
+        overlap_share(quad, near) >= SAME_CARD
+        or any(overlap_share(other, quad[None]) >= SAME_CARD for other in near)
     )
+
+
+def _same_as_one(quad: np.ndarray, others: np.ndarray) -> bool:
+    """:data:`SAME_CARD` of ``quad``'s area or more lies on one of ``others`` (N, 4, 2)."""
+    near = others[_touching(quad, others)]
+    return len(near) > 0 and overlap_share(quad, near) >= SAME_CARD
 
 
 def _held(quad: np.ndarray, others: np.ndarray) -> int:
     """How many of ``others`` (N, 4, 2) lie on ``quad`` with :data:`SAME_CARD` of their area
     or more and are under half its area."""
+    near = others[_touching(quad, others)]
+    if not len(near):
+        return 0
     area = float(quad_area(quad[None])[0])
-    return sum(
-        1
-        for other in others
-        if float(quad_area(other[None])[0]) < 0.5 * area
-        and overlap_share(other, quad[None]) >= SAME_CARD
-    )
+    smaller = near[quad_area(near) < 0.5 * area]
+    return sum(1 for other in smaller if overlap_share(other, quad[None]) >= SAME_CARD)
+
+
+def _touching(quad: np.ndarray, others: np.ndarray) -> npt.NDArray[np.bool_]:
+    """(N,) bool: the bounding boxes of ``others`` (N, 4, 2) and ``quad``'s overlap (a cheap
+    test before the polygons' own)."""
+    if not len(others):
+        return np.zeros(0, np.bool_)
+    low, high = quad.min(axis=0), quad.max(axis=0)
+    return ((others.min(axis=1) <= high) & (others.max(axis=1) >= low)).all(axis=1)
+
+
+def _clustered(quads: np.ndarray) -> np.ndarray:
+    """The quads (N, 4, 2) with another one's centre within :data:`NEIGHBOUR` of their long
+    side from their own: a table's cards lie side by side; a lone light switch or label, or a
+    few scattered round a photo's edges, are not a table (a review's 8 white rectangles round
+    the annotated photos' edges started the search on every photo: 10 times slower)."""
+    if len(quads) < 2:
+        return quads[:0]
+    centres = quads.mean(axis=1)
+    longs = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).max(axis=1)
+    apart = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    np.fill_diagonal(apart, np.inf)
+    return quads[apart.min(axis=1) <= NEIGHBOUR * longs]
+
+
+def _window_blobs(part: npt.NDArray[np.uint8]) -> np.ndarray:
+    """:func:`small_blobs` of a window, in the window's pixels."""
+    working, k = shrink(part)
+    return small_blobs(calmed(working)) * np.float32(k)
+
+
+def _distinct(quads: np.ndarray) -> np.ndarray:
+    """``quads`` (N, 4, 2) less those that are one already kept (:func:`_same`): a blob seen in
+    two overlapping windows, once."""
+    kept: list[np.ndarray] = []
+    for quad in quads:
+        if not _same(quad, np.array(kept, np.float32).reshape(-1, 4, 2)):
+            kept.append(quad)
+    return np.array(kept, np.float32).reshape(-1, 4, 2)
+
+
+def _short_sides(quads: np.ndarray) -> npt.NDArray[np.float64]:
+    """(N,) the shortest side of each quad (N, 4, 2), px."""
+    if not len(quads):
+        return np.zeros(0)
+    return np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).min(axis=1)
