@@ -203,23 +203,80 @@ def _cards_across(side: float, n: int = 3) -> np.ndarray:
     return np.stack([quad + [2 * side * i, 0] for i in range(n)])
 
 
+def _label_fits(card_side: float, font: float) -> bool:
+    """Whether the card label that :func:`draw_table` sizes to a card ``card_side`` px wide
+    is drawn at ``font`` or larger (the label at font 1, measured with this OpenCV's own font
+    metrics, scaled to the share of the card labels may take)."""
+    import cv2
+
+    from vision.overlay import _FONT, _LABEL_REFERENCE, _LABEL_SPAN
+
+    (width, _), _ = cv2.getTextSize(_LABEL_REFERENCE, _FONT, 1.0, 1)
+    return _LABEL_SPAN * card_side / width >= font * (1 - 1e-9)
+
+
+def _fit_side() -> float:
+    """The narrowest card (px) whose label fits at the smallest font (0.35), for this
+    OpenCV's font metrics (they differ by release: the reference label is 226 px at font 1
+    on 5.0, 235 on 5.1, 273 on 4.14)."""
+    lo, hi = 1.0, 1000.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if _label_fits(mid, 0.35) else (mid, hi)
+    return hi
+
+
+@pytest.mark.parametrize(
+    ("shape", "share"),
+    [
+        ((1200, 1600), 2.0),  # cards twice as wide as the label needs
+        ((480, 640), 1.02),  # the smallest font still fits the card
+        ((3000, 4000), 1.0),  # 12 MP, exactly fitting
+    ],
+)
+def test_annotation_scale_is_one_when_labels_fit(shape: tuple[int, int], share: float) -> None:
+    side = _fit_side() * share
+    assert _label_fits(side, 0.35)
+    assert annotation_scale(shape, _cards_across(side)) == 1
+    assert annotation_scale(shape, np.zeros((0, 4, 2), np.float32)) == 1
+
+
+@pytest.mark.parametrize(
+    ("shape", "share"),
+    [
+        ((480, 640), 0.95),  # a webcam photo of 12 cards: labels too wide at 1x
+        ((480, 640), 0.6),
+        ((240, 320), 0.5),
+        ((240, 320), 0.3),
+    ],
+)
+def test_annotation_scale_enlarges_cards_too_small_for_labels_just_enough(
+    shape: tuple[int, int], share: float
+) -> None:
+    """The copy is drawn the fewest times larger at which the label fits at the legible font
+    (0.5), unless a cap stops it first."""
+    from vision.overlay import _LEGIBLE_FONT
+
+    side = _fit_side() * share
+    assert not _label_fits(side, 0.35)
+    k = annotation_scale(shape, _cards_across(side))
+    assert 2 <= k <= MAX_ANNOTATION_SCALE and k * max(shape) <= MAX_ANNOTATED_SIDE
+    capped = k in (MAX_ANNOTATION_SCALE, MAX_ANNOTATED_SIDE // max(shape))
+    assert _label_fits(k * side, _LEGIBLE_FONT) or capped
+    assert not _label_fits((k - 1) * side, _LEGIBLE_FONT)
+
+
 @pytest.mark.parametrize(
     ("shape", "side", "scale"),
     [
-        ((1200, 1600), 200.0, 1),  # labels fit: the copy is the photo's size
-        ((480, 640), 95.0, 1),  # the smallest font still fits the card
-        ((480, 640), 80.0, 2),  # a webcam photo of 12 cards
-        ((240, 320), 45.0, 3),
         ((240, 320), 20.0, MAX_ANNOTATION_SCALE),  # capped
         ((1000, 1000), 20.0, MAX_ANNOTATED_SIDE // 1000),  # the copy's long side is capped
         ((3000, 4000), 40.0, 1),  # a wide shot at 12 MP: not enlarged past 2,400 px
     ],
 )
-def test_annotation_scale_enlarges_only_cards_too_small_for_labels(
-    shape: tuple[int, int], side: float, scale: int
-) -> None:
+def test_annotation_scale_caps(shape: tuple[int, int], side: float, scale: int) -> None:
+    assert not _label_fits(side * scale, 0.5)  # so the cap, not the font, decides
     assert annotation_scale(shape, _cards_across(side)) == scale
-    assert annotation_scale(shape, np.zeros((0, 4, 2), np.float32)) == 1
 
 
 def test_a_small_photo_copy_is_drawn_larger_and_its_labels_do_not_overlap(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -177,6 +178,10 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
             raise FileNotFoundError(
                 "-: no such file or folder (a photo is not read from standard input; name its file)"
             )
+        elif _URL.match(str(raw)):  # Path() would also eat a slash: "https:/example.com"
+            raise FileNotFoundError(
+                f"{raw}: is a URL; setvision reads files only (download the photo first)"
+            )
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
     # A photo named twice (or once directly and once in its folder) is read once, under its own
@@ -187,6 +192,28 @@ def list_photos(paths: Sequence[str | Path], *, recursive: bool = False) -> list
         if kept.is_symlink() and not photo.is_symlink():
             unique[_real(photo)] = photo
     return list(unique.values())
+
+
+#: A path that is a URL (``https://...``, ``rtsp://...``): a scheme, a colon and two slashes.
+_URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+#: Folders of the system's devices and processes: a photo named there (``/dev/stdin``,
+#: ``/proc/self/fd/0``) is a stream, and nothing is written beside it.
+_SYSTEM_FOLDERS: Final = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
+def _copy_may_go_beside(photo: Path) -> bool:
+    """Whether an annotated copy may be written beside ``photo``: it is a regular file (not a
+    pipe or a device), named outside the system's device folders (``/dev/stdin`` redirected
+    from a file is a regular file, but ``/dev/stdin.sets.jpg`` is no place for a copy)."""
+    folder = Path(os.path.abspath(photo)).parent
+    if any(folder == system or system in folder.parents for system in _SYSTEM_FOLDERS):
+        return False
+    try:
+        return stat.S_ISREG(photo.stat().st_mode)
+    except OSError:  # vanished or unreadable: reading it says so
+        return True
 
 
 def same_photos(paths: Sequence[Path]) -> list[list[Path]]:
@@ -379,6 +406,11 @@ def plan_jobs(
         def taken(candidate: Path, photo: Path = photo) -> bool:
             return _users_photo(candidate, inputs) or _other_photos_copy(candidate, photo)
 
+        if target is not None and out is None and not _copy_may_go_beside(photo):
+            jobs.append(PhotoJob(photo, None, keep_image, refusal=(
+                f"{photo} names a device or a stream, not a photo's file: no annotated copy "
+                "is written beside it; use --out FILE or --no-image")))  # fmt: skip
+            continue
         if target is not None and (_real(target) in seen or (target != out and taken(target))):
             target = _unused_name(target, photo, seen | inputs, taken)
         if target is not None:

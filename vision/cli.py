@@ -19,7 +19,6 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
-from vision import __version__
 from vision.cards import parse_card
 from vision.errors import SetVisionError
 from vision.rules import find_sets
@@ -44,6 +43,8 @@ EXIT_NO_CARDS = 1
 #: Exit code when standard output is a pipe its reader closed (``| head -1``): 128 + SIGPIPE,
 #: what a shell reports for a program the signal ended (not 1, which says "no cards found").
 EXIT_BROKEN_PIPE = 141
+#: Exit code after Ctrl-C (128 + SIGINT), said as ``setvision: error: interrupted``.
+EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
@@ -64,8 +65,7 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except (SetVisionError, ValueError, FileNotFoundError, OSError) as exc:
             raise fail(user_message(exc)) from None
-        except KeyboardInterrupt:
-            raise fail("interrupted", code=130) from None
+        # KeyboardInterrupt goes on to run_app, which says it for every Ctrl-C alike
 
     return wrapper
 
@@ -95,7 +95,9 @@ def _silence_stdout() -> None:
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"setvision {__version__}")
+        import vision
+
+        typer.echo(f"setvision {vision.__version__}")
         raise typer.Exit()
 
 
@@ -249,7 +251,6 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     Returns:
         The exit code.
     """
-    exceptions = _click_exceptions()
     args = sys.argv[1:] if args is None else list(args)
     if sys.stderr is None:  # started with stderr closed (2>&-): warnings go nowhere, run on
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
@@ -261,6 +262,34 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         return 2
     command = typer.main.get_command(typer_app)
     _bare_flags(command)
+    was_devnull = _stdout_is_devnull()
+    try:
+        code = _run_command(command, prog, args)
+        sys.stdout.flush()  # what is still buffered for a pipe: a reader gone shows here
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`--help | head -1`): stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # `--help > /dev/full`
+        typer.echo(f"{prog}: error: {user_message(exc)}", err=True)
+        return EXIT_BAD_INPUT
+    except SystemExit:
+        if _stdout_broken(was_devnull):  # click or rich met a closed pipe and exit with 1
+            return EXIT_BROKEN_PIPE
+        raise
+    except ImportError as exc:  # a Ctrl-C inside a compiled module's start (onnxruntime's)
+        if not caused_by_ctrl_c(exc):
+            raise
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:  # a Ctrl-C anywhere (typer turns it into exit code 130)
+        typer.echo(f"{prog}: error: interrupted", err=True)
+    return code
+
+
+def _run_command(command: Any, prog: str, args: list[str]) -> int:
+    """Run a click command made from a typer app with every usage error as one line."""
+    exceptions = _click_exceptions()
     try:
         code = command(args=args, prog_name=prog, standalone_mode=False)
     except getattr(exceptions, "NoArgsIsHelpError", ()) as exc:  # bare command: the help
@@ -291,6 +320,40 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         typer.echo(f"{prog}: error: {' '.join(str(exc).split())}", err=True)
         return 2
     return code if isinstance(code, int) else 0
+
+
+def caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` came of a Ctrl-C: a KeyboardInterrupt met while a compiled module was
+    being imported surfaces as an ImportError ("initialization failed") caused by it."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _stdout_broken(was_devnull: bool) -> bool:
+    """Whether click or rich found standard output to be a closed pipe: each then exits with
+    1, click after wrapping the stream in its ``PacifyFlushWrapper`` (while writing
+    ``--help``), rich after pointing it at /dev/null (typer's help is drawn by rich).
+
+    Args:
+        was_devnull: whether stdout was /dev/null before the command (``> /dev/null``).
+    """
+    return type(sys.stdout).__name__.endswith("PacifyFlushWrapper") or (
+        not was_devnull and _stdout_is_devnull()
+    )
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests, embedded)
+        return False
+    return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
 
 
 def _bare_flags(command: Any) -> None:

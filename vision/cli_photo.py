@@ -17,10 +17,9 @@ from typing import Annotated, Any
 import typer
 
 from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors, user_message
-from vision.decode import UNCERTAIN_BELOW, format_confidence
 from vision.errors import SetVisionError
-from vision.io import MAX_PIXELS
 from vision.rules import no_set_verdict
+from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW
 
 __all__ = ["photo_command"]
 
@@ -459,7 +458,6 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
     if not enabled or not sys.stderr.isatty() or sys.stdout.isatty():
         yield from stream
         return
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -469,7 +467,7 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
     )
 
     columns = (TextColumn("photos"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    console = Console(stderr=True)
+    console = _console(stderr=True)
     with Progress(*columns, console=console, transient=True, redirect_stdout=False) as bar:
         task = bar.add_task("photos", total=total)
         _BAR["console"] = console
@@ -481,14 +479,28 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
             _BAR.clear()
 
 
-def _print_table(result: dict[str, Any], written: Path | None, scale: int = 1) -> None:
+def _console(**options: Any) -> Any:
+    """A rich ``Console`` (``options`` as its own) that lets a closed pipe raise
+    ``BrokenPipeError`` (:func:`vision.cli.user_errors` makes it exit code 141): rich's own
+    handling points stdout at /dev/null and exits with 1, the code for "no cards found"."""
     from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _PipeConsole(**options)
+
+
+def _print_table(result: dict[str, Any], written: Path | None, scale: int = 1) -> None:
     from rich.table import Table
+
+    from vision.decode import format_confidence
 
     # Not a terminal (a file, a pipe, a log): no width to fit, so cells are not wrapped (rich
     # assumes 80 columns there and split "2 green striped squiggles" over two lines).
     width = None if sys.stdout.isatty() else 1000
-    console = Console(highlight=False, soft_wrap=True, width=width)
+    console = _console(highlight=False, soft_wrap=True, width=width)
     cards = result["cards"]
     sets = result["sets"]
     head = f"[bold]{result['image']}[/bold]: "

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.cards import ATTRIBUTES, Card
+from vision.settings import UNCERTAIN_BELOW
 
 __all__ = [
     "ATTRIBUTE_NAMES",
@@ -31,8 +32,6 @@ __all__ = [
 
 #: Attribute names in the order of the probability arrays (count, colour, shape, fill).
 ATTRIBUTE_NAMES: Final = tuple(name for name, _ in ATTRIBUTES)
-#: Default confidence under which a card is reported as uncertain.
-UNCERTAIN_BELOW: Final = 0.9
 _EPS: Final = 1e-6
 
 

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vision.errors import SetVisionError
+from vision.settings import MAX_PIXELS
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -66,8 +67,6 @@ UNREADABLE_EXTENSIONS: Final = frozenset({".heic", ".heif", ".hif", ".avif"})
 VIDEO_EXTENSIONS: Final = frozenset(
     {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".wmv", ".mpg", ".mpeg", ".3gp", ".mts"}
 )
-#: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
-MAX_PIXELS: Final = 150_000_000
 #: Default file size limit in bytes (no photo is this large; a video or disk image might be).
 MAX_BYTES: Final = 512 * 1024 * 1024
 
