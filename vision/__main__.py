@@ -23,22 +23,28 @@ def main(args: list[str] | None = None) -> int:
         args: command-line arguments (None: ``sys.argv[1:]``).
 
     Returns:
-        The exit code.
+        The exit code. After a Ctrl-C the process ends here (``os._exit``, exit code 130,
+        stdout flushed): a Ctrl-C that Python still holds (one met inside a compiled
+        module's start, say) would otherwise end it by the signal at exit (-2, no message).
     """
     try:
         from vision.cli import run
 
         code = run(args)
-        # The work is done and said: a Ctrl-C while Python shuts down would end the process
-        # by the signal (no message, exit -2) after a complete run.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        return code
     except KeyboardInterrupt:  # during the imports, or between the command and its exit
-        return interrupted()
+        code = interrupted()
     except ImportError as exc:  # a Ctrl-C inside a compiled module's start (numpy's, cv2's)
-        if any(isinstance(e, KeyboardInterrupt) for e in (exc.__cause__, exc.__context__)):
-            return interrupted()
-        raise
+        if not any(isinstance(e, KeyboardInterrupt) for e in (exc.__cause__, exc.__context__)):
+            raise
+        code = interrupted()
+    # The work is done and said: a Ctrl-C while Python shuts down would end the process by
+    # the signal (no message, exit -2) after a complete run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == EXIT_INTERRUPTED:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(code)
+    return code
 
 
 def interrupted() -> int:
