@@ -11,6 +11,7 @@ time is the fairer number (the load average is printed).
 
     python scripts/benchmark_detection.py                 # 20 photos, 3 repeats
     python scripts/benchmark_detection.py --photos 40 --json
+    python scripts/benchmark_detection.py --detector learned   # the learned model, one thread
 """
 
 from __future__ import annotations
@@ -42,17 +43,20 @@ FULL_RESOLUTION = {
 }
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+#: The detector timed: find_cards, or the learned one (``--detector learned``).
+DETECT = {"find": find_cards}
 
 
 def _time(frame: np.ndarray, repeat: int) -> tuple[dict[str, list[float]], int]:
     """Per run (after a warm-up): wall and CPU ms of find_cards + warp_cards together and of
     each alone; and the card count."""
-    detections = find_cards(frame)
+    find = DETECT["find"]
+    detections = find(frame)
     warp_cards(frame, detections.corners)
     times: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "detect", "warp", "detect_cpu")}
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
-        detections = find_cards(frame)
+        detections = find(frame)
         w1, c1 = time.perf_counter(), time.process_time()
         warp_cards(frame, detections.corners)
         w2, c2 = time.perf_counter(), time.process_time()
@@ -75,9 +79,18 @@ def main(
     repeat: Annotated[int, typer.Option(help="Timed runs per frame.")] = 3,
     seed: Annotated[int, typer.Option(help="Photo sample seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    detector: Annotated[
+        str, typer.Option(help="contours (find_cards) or learned (models/card_detector.onnx).")
+    ] = "contours",
 ) -> None:
     """Median and p95 of find_cards + warp_cards per frame size, one OpenCV thread."""
     cv2.setNumThreads(1)
+    if detector == "learned":
+        from vision.detect.learned_find import LearnedDetector
+
+        DETECT["find"] = LearnedDetector()
+    elif detector != "contours":
+        raise typer.BadParameter(f"--detector: contours or learned, not {detector!r}")
     root = shared_datasets()
     assert root is not None
     rows = [r for r in read_csv("tables.csv") if r["labels"] != "negative"]

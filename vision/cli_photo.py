@@ -19,7 +19,7 @@ import typer
 from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors, user_message
 from vision.errors import SetVisionError
 from vision.rules import no_set_verdict
-from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW
+from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW, Detector
 
 __all__ = ["photo_command"]
 
@@ -99,6 +99,15 @@ def photo_command(
             "normalisation: what scripts/train_classifier.py writes); default: the packaged model.",
         ),
     ] = None,
+    detector: Annotated[
+        Detector,
+        typer.Option(
+            "--detector",
+            help="How cards are found: the contour geometry, or the learned model "
+            "(experimental: more cards on white paper and in scattered piles, fewer in trays; "
+            "see the README's Accuracy).",
+        ),
+    ] = Detector.CONTOURS,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import (
@@ -187,6 +196,10 @@ def photo_command(
         "uncertain_below": uncertain_below,
         "max_pixels": max_pixels,
     }
+    if detector is Detector.LEARNED:
+        from vision.detect.learned_find import LearnedDetector
+
+        options["detector"] = LearnedDetector()
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     said: set[str] = set()
     created_folders: set[str] = set()  # said once: two workers may both make the same one

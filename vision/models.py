@@ -27,6 +27,8 @@ from vision.errors import SetVisionError
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DETECTOR_MODEL",
+    "detector_path",
     "ENV_VAR",
     "ModelInfo",
     "load_model_info",
@@ -36,6 +38,8 @@ __all__ = [
 
 #: Stem of the shipped card classifier (``models/card_classifier.onnx``).
 DEFAULT_MODEL: Final = "card_classifier"
+#: Stem of the shipped learned card detector (``models/card_detector.onnx``).
+DETECTOR_MODEL: Final = "card_detector"
 #: Environment variable that overrides the packaged model (a path to an ``.onnx`` file).
 ENV_VAR: Final = "SETVISION_MODEL"
 _PACKAGE: Final = "setvision_models"
@@ -95,6 +99,22 @@ def model_path(path: str | os.PathLike[str] | None = None, name: str = DEFAULT_M
     if chosen.suffix.lower() != ".onnx":
         raise SetVisionError(f"model {chosen} (from {how}) is not an .onnx file")
     return chosen
+
+
+def detector_path() -> Path:
+    """The packaged learned card detector (:data:`DETECTOR_MODEL`; ``$SETVISION_MODEL`` names
+    the classifier, not this).
+
+    Raises:
+        SetVisionError: if it is missing.
+    """
+    found = _packaged(DETECTOR_MODEL)
+    if found is None:
+        raise SetVisionError(
+            f"the packaged card detector {DETECTOR_MODEL}.onnx is missing (looked in the "
+            f"{_PACKAGE} package and {_REPO_MODELS}); reinstall setvision"
+        )
+    return found
 
 
 def sha256_file(path: Path) -> str:

@@ -5,12 +5,22 @@ import neither).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
-__all__ = ["MAX_PIXELS", "UNCERTAIN_BELOW"]
+__all__ = ["MAX_PIXELS", "UNCERTAIN_BELOW", "Detector"]
 
 #: Default confidence under which a card is reported as uncertain (the calibrated probability
 #: that its reading is right; README "Confidence").
 UNCERTAIN_BELOW: Final = 0.9
 #: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
 MAX_PIXELS: Final = 150_000_000
+
+
+class Detector(StrEnum):
+    """The card finders ``setvision photo --detector`` offers."""
+
+    #: The contour geometry of :func:`vision.detect.find_cards` (the default).
+    CONTOURS = "contours"
+    #: The learned segmenter of :mod:`vision.detect.learned` (experimental: README "Accuracy").
+    LEARNED = "learned"
