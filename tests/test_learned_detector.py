@@ -169,3 +169,31 @@ def test_recorded_leave_source_out_figures_cover_every_source() -> None:
 
     assert recorded["recipe"] == recipe_of(json.loads(MODEL.with_suffix(".json").read_text()))
     assert recorded["shipped"]["sha256"] == hashlib.sha256(MODEL.read_bytes()).hexdigest()
+
+
+@needs_model
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_photo_with_the_learned_detector(
+    tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from vision.cli import run
+
+    sample = MODEL.parents[1] / "datasets" / "samples" / "table.jpg"
+    for name in ("a.jpg", "b.jpg"):  # two photos: with --jobs 2 the detector goes to workers
+        shutil.copy(sample, tmp_path / name)
+    args = ["photo", "--detector", "learned", "--json", "--no-image", "--jobs", jobs]
+    assert run([*args, str(tmp_path)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [len(line["cards"]) for line in lines] == [12, 12]
+    assert [len(line["sets"]) for line in lines] == [4, 4]
+
+
+def test_an_unknown_detector_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.cli import run
+
+    assert run(["photo", "--detector", "yolo", "x.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--detector" in err and "learned" in err
