@@ -83,7 +83,7 @@ def test_sides_are_moved_outwards_whatever_the_winding() -> None:
     assert _offset_sides(np.array([[0, 0], [5, 0], [10, 0], [0, 10]], float), 1.0) is None
 
 
-@pytest.mark.parametrize(("h", "w"), [(1080, 1920), (300, 200), (4000, 3000), (33, 65)])
+@pytest.mark.parametrize(("h", "w"), [(1080, 1920), (300, 200), (4000, 3000), (33, 65), (2, 3000)])
 def test_network_input_is_shrunk_never_enlarged_and_padded(h: int, w: int) -> None:
     x, scale = network_input(np.zeros((h, w, 3), np.uint8), 512)
     assert x.dtype == np.float32 and x.shape[:2] == (1, 3)
