@@ -117,25 +117,20 @@ def eval_annotated(detect_for: Any, sources: list[str] | None) -> dict[str, Any]
         corners = detect_for(truth.source)(load_image(root / truth.path))
         by_source[truth.source].append(score_photo(truth, corners))
         loose[truth.source].append(score_photo(truth, corners, threshold=0.5))
-    out = {}
-    for source in sorted(by_source):
-        s, s5 = summarise(by_source[source]), summarise(loose[source])
-        out[source] = {
+    def row(strict: list[Any], lenient: list[Any]) -> dict[str, Any]:
+        s, s5 = summarise(strict), summarise(lenient)
+        return {
             "photos": s.photos, "cards": s.truth, "recall": s.recall, "precision": s.precision,
             "recall_iou50": s5.recall, "precision_iou50": s5.precision,
             "complete": s.perfect_photos, "corner_median": s.corner_median,
             "corner_p95": s.corner_p95,
         }  # fmt: skip
-    every = [x for v in by_source.values() for x in v]
-    every5 = [x for v in loose.values() for x in v]
-    if every:
-        s, s5 = summarise(every), summarise(every5)
-        out["all"] = {
-            "photos": s.photos, "cards": s.truth, "recall": s.recall, "precision": s.precision,
-            "recall_iou50": s5.recall, "precision_iou50": s5.precision,
-            "complete": s.perfect_photos, "corner_median": s.corner_median,
-            "corner_p95": s.corner_p95,
-        }  # fmt: skip
+
+    out = {source: row(by_source[source], loose[source]) for source in sorted(by_source)}
+    if by_source:
+        out["all"] = row(
+            [x for v in by_source.values() for x in v], [x for v in loose.values() for x in v]
+        )
     return out
 
 

@@ -85,8 +85,8 @@ class LearnedQuads:
     """Cards the network found in one frame.
 
     Attributes:
-        corners: (N, 4, 2) float32 frame pixels (x, y), clockwise from the corner nearest
-            the top-left of the core's fitted quad (not yet in portrait order).
+        corners: (N, 4, 2) float32 frame pixels (x, y), in the order the quad fit gives
+            (:func:`vision.detect.learned_find.find_cards_learned` puts them in portrait order).
         scores: (N,) float32 in [0, 1]: the mean card probability over the card's piece.
     """
 
