@@ -127,3 +127,15 @@ def test_a_url_is_named_whole_and_said_to_be_one(capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "https://example.com/table.jpg: is a URL" in err and "download" in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize(
+    "args",
+    [["photo", "--no-image", "nonexistent.jpg"], ["photo", "--bogus", "x"], ["sets", "7redx"]],
+)
+def test_bad_input_with_stderr_full_keeps_its_exit_code(args: list[str]) -> None:
+    # `2>/dev/full` made bad input exit 1, the code for "no cards found".
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*ENTRY, *args], stdout=subprocess.PIPE, stderr=full, timeout=60)
+    assert done.returncode == EXIT_BAD_INPUT

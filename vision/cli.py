@@ -7,6 +7,7 @@ become one line on stderr and exit code 2; anything else is a bug and keeps its 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -47,9 +48,16 @@ EXIT_BROKEN_PIPE = 141
 EXIT_INTERRUPTED = 130
 
 
+def say_err(line: str) -> None:
+    """Write ``line`` to stderr; a stderr that cannot take it (``2>/dev/full``) is passed over:
+    the exit code still says what happened (a failed write there made bad input exit 1)."""
+    with contextlib.suppress(OSError):
+        typer.echo(line, err=True)
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """Print ``message`` as one line on stderr and return the Exit to raise."""
-    typer.echo(f"setvision: error: {' '.join(str(message).split())}", err=True)
+    say_err(f"setvision: error: {' '.join(str(message).split())}")
     return typer.Exit(code)
 
 
@@ -197,10 +205,9 @@ def simulate_command(
     from vision.simulate import CHECK_CONFIDENCE, CHECK_MIN_GAMES, format_report, simulate
 
     if check and games < CHECK_MIN_GAMES:
-        typer.echo(
+        say_err(
             f"setvision: warning: --check with {games:,} games: the intervals are so wide that "
-            f"only gross errors can show; use {CHECK_MIN_GAMES:,} games or more",
-            err=True,
+            f"only gross errors can show; use {CHECK_MIN_GAMES:,} games or more"
         )
     report = simulate(games=games, seed=seed, confidence=CHECK_CONFIDENCE if check else 0.95)
     if as_json:
@@ -255,10 +262,7 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
     if sys.stderr is None:  # started with stderr closed (2>&-): warnings go nowhere, run on
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
     if sys.stdout is None:  # started with stdout closed (>&-): the readings would be lost
-        typer.echo(
-            f"{prog}: error: standard output is closed; redirect it to a file or /dev/null",
-            err=True,
-        )
+        say_err(f"{prog}: error: standard output is closed; redirect it to a file or /dev/null")
         return 2
     command = typer.main.get_command(typer_app)
     _bare_flags(command)
@@ -272,7 +276,7 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:  # `--help > /dev/full`
-        typer.echo(f"{prog}: error: {user_message(exc)}", err=True)
+        say_err(f"{prog}: error: {user_message(exc)}")
         return EXIT_BAD_INPUT
     except SystemExit:
         if _stdout_broken(was_devnull):  # click or rich met a closed pipe and exit with 1
@@ -283,7 +287,7 @@ def run_app(typer_app: typer.Typer, prog: str, args: list[str] | None = None) ->
             raise
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:  # a Ctrl-C anywhere (typer turns it into exit code 130)
-        typer.echo(f"{prog}: error: interrupted", err=True)
+        say_err(f"{prog}: error: interrupted")
     return code
 
 
@@ -305,19 +309,19 @@ def _run_command(command: Any, prog: str, args: list[str]) -> int:
                 try:
                     parse_card(text)
                 except ValueError as card_error:
-                    typer.echo(f"{prog}: error: {card_error}", err=True)
+                    say_err(f"{prog}: error: {card_error}")
                     return exc.exit_code
             where = f" ({shown} is {what}: put -- before it: {exc.ctx.command_path} -- {shown})"
-        typer.echo(f"{prog}: error: {message}{where}", err=True)
+        say_err(f"{prog}: error: {message}{where}")
         return exc.exit_code
     except exceptions.ClickException as exc:
-        typer.echo(f"{prog}: error: {' '.join(exc.format_message().split())}", err=True)
+        say_err(f"{prog}: error: {' '.join(exc.format_message().split())}")
         return exc.exit_code
     except typer.Abort:
-        typer.echo(f"{prog}: error: aborted", err=True)
+        say_err(f"{prog}: error: aborted")
         return 1
     except SetVisionError as exc:  # bad input a command did not catch (an unreadable photo)
-        typer.echo(f"{prog}: error: {' '.join(str(exc).split())}", err=True)
+        say_err(f"{prog}: error: {' '.join(str(exc).split())}")
         return 2
     return code if isinstance(code, int) else 0
 

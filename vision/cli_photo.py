@@ -6,6 +6,7 @@ this module parses options and prints (a rich table per photo, or one JSON objec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, user_errors, user_message
+from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, say_err, user_errors, user_message
 from vision.errors import SetVisionError
 from vision.rules import no_set_verdict
 from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW, Detector
@@ -130,8 +131,7 @@ def photo_command(
     out_path = None if out is None else Path(out)
     out_folder = out is not None and out.endswith(("/", os.sep))  # "new.jpg/": a folder
     if no_image and out is not None:
-        typer.echo("setvision: warning: --out is ignored with --no-image (nothing is written)",
-                   err=True)  # fmt: skip
+        say_err("setvision: warning: --out is ignored with --no-image (nothing is written)")
     failures = 0  # photos not read, or read but their copy not written: exit code 2
     unread = unwritten = 0  # of those, for the summary line
     empty = 0  # photos read in which no card was found: exit code 1 (when nothing failed)
@@ -447,9 +447,10 @@ _BAR: dict[str, Any] = {}
 def _stderr_line(text: str) -> None:
     console = _BAR.get("console")
     if console is None:
-        typer.echo(text, err=True)
+        say_err(text)
     else:
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        with contextlib.suppress(OSError):  # stderr full: the exit code still says it
+            console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _error(message: str) -> None:
