@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tests._scripts import load_script
 from vision.detect.learned import (
     BORDER,
     CARD,
@@ -139,10 +140,7 @@ def test_webrew_is_read_no_worse_than_recorded() -> None:
     root = shared_datasets(required=False)
     if root is None or not (root / "table_boxes.csv").exists():
         pytest.skip("shared datasets not available")
-    import sys
-
-    sys.path.insert(0, str(MODEL.parents[1] / "scripts"))
-    from eval_detector import eval_webrew
+    eval_webrew = load_script("eval_detector").eval_webrew
 
     recorded = json.loads(EVAL.read_text())["shipped"]["webrew"]
     detect = LearnedDetector(str(MODEL))
@@ -162,10 +160,7 @@ def test_recorded_leave_source_out_figures_cover_every_source() -> None:
     sources = {p.source for p in load_annotations(MODEL.parents[1] / "datasets" / "detection")}
     assert sources <= set(recorded["cv"]["annotated"])  # each read by a model that never saw it
     # The figures belong to the recipe that made the shipped model.
-    import sys
-
-    sys.path.insert(0, str(MODEL.parents[1] / "scripts"))
-    from eval_detector import recipe_of
+    recipe_of = load_script("eval_detector").recipe_of
 
     assert recorded["recipe"] == recipe_of(json.loads(MODEL.with_suffix(".json").read_text()))
     assert recorded["shipped"]["sha256"] == hashlib.sha256(MODEL.read_bytes()).hexdigest()

@@ -442,6 +442,8 @@ def _json_error(photo: Path | str, message: str | None) -> dict[str, str]:
 #: The rich console of the progress bar while it is drawn (see :func:`_progress`): stderr
 #: lines go through it, above the bar, instead of being written over it.
 _BAR: dict[str, Any] = {}
+#: The Console class of :func:`_console`, made on first use.
+_CONSOLE: dict[str, Any] = {}
 
 
 def _stderr_line(text: str) -> None:
@@ -497,13 +499,15 @@ def _console(**options: Any) -> Any:
     """A rich ``Console`` (``options`` as its own) that lets a closed pipe raise
     ``BrokenPipeError`` (:func:`vision.cli.user_errors` makes it exit code 141): rich's own
     handling points stdout at /dev/null and exits with 1, the code for "no cards found"."""
-    from rich.console import Console
+    if "class" not in _CONSOLE:  # made once, on first use (rich is imported lazily)
+        from rich.console import Console
 
-    class _PipeConsole(Console):
-        def on_broken_pipe(self) -> None:
-            raise BrokenPipeError
+        class _PipeConsole(Console):
+            def on_broken_pipe(self) -> None:
+                raise BrokenPipeError
 
-    return _PipeConsole(**options)
+        _CONSOLE["class"] = _PipeConsole
+    return _CONSOLE["class"](**options)
 
 
 def _print_table(result: dict[str, Any], written: Path | None, scale: int = 1) -> None:
