@@ -14,8 +14,8 @@ the live overlay / referee tests. Everything is drawn from parameters and noise;
 * :func:`render_training_crop` / :func:`render_training_batch` make classifier inputs through the
   same :func:`vision.warp.warp_cards` pipeline as real photos.
 
-The implementation lives in ``render_card``, ``render_camera``, ``render_background`` and
-``render_scene``; import from here.
+The implementation lives in ``render_card``, ``render_camera``, ``render_background``,
+``render_clutter`` and ``render_scene``; import from here.
 """
 
 from vision.render_background import BACKGROUNDS, EXTRA_BACKGROUNDS, make_background
@@ -30,6 +30,7 @@ from vision.render_card import (
     sample_style,
     symbol_polygon,
 )
+from vision.render_clutter import CLUTTER_KINDS, SHEET_KINDS
 from vision.render_scene import (
     canonical_corners,
     render_table,
@@ -39,6 +40,8 @@ from vision.render_scene import (
 
 __all__ = [
     "BACKGROUNDS",
+    "CLUTTER_KINDS",
+    "SHEET_KINDS",
     "EXTRA_BACKGROUNDS",
     "DEFAULT_CARD_SIZE",
     "INK_HUES",

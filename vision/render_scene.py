@@ -17,6 +17,7 @@ from vision.cards import Card
 from vision.render_background import make_background
 from vision.render_camera import _noise_tile, _soft_blur, apply_camera, jitter_corners
 from vision.render_card import CardStyle, card_size_for_width, render_card_and_mask, sample_style
+from vision.render_clutter import CLUTTER_KINDS, clutter_object, clutter_width, draw_sheet
 from vision.warp import BALANCE_VERSION, CARD_ASPECT, CROP_HEIGHT, CROP_WIDTH, warp_cards
 
 __all__ = [
@@ -293,6 +294,7 @@ def render_table(
     distractor_kinds: Sequence[str] | None = None,
     fingers: int = 0,
     spacing: float | None = None,
+    sheet: str | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
     """Render a photo of cards lying on a table, with exact corners.
 
@@ -317,12 +319,16 @@ def render_table(
             cosine), replacing ``tilt``; None keeps ``tilt``.
         turn: the layout's rotation in the frame in radians; None draws it in +-0.25.
         distractor_kinds: the kinds drawn from for ``distractors``: ``"note"``, ``"phone"``,
-            ``"paper"``, ``"box"`` (a card box); None means note, phone and paper.
+            ``"paper"``, ``"box"`` (a card box), or one of
+            :data:`vision.render_clutter.CLUTTER_KINDS` (keyboard, laptop, mouse, cup,
+            envelope); None means note, phone and paper.
         fingers: number of cards with a fingertip over one corner (the card is still whole in
             the ground truth).
         spacing: loose layout only: the least distance between two card centres, in card
             diagonals (None: 1.02, or 0.82 with ``touching``); under about 0.8 cards overlap
             more than at their corners, later cards on top.
+        sheet: a paper sheet under the cards (:data:`vision.render_clutter.SHEET_KINDS`:
+            plain, ruled, or a cell drawn round every card); None for none.
 
     The scene for a given ``rng`` state is the same whatever ``tilt_deg`` and ``turn`` are: only
     the camera changes.
@@ -363,6 +369,8 @@ def render_table(
                              / W / 2], [0, 0, 1]], np.float64)  # fmt: skip
     frame = cv2.warpPerspective(tex, hom @ tex_to_plane, (W, H), flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REFLECT)  # fmt: skip
+    if sheet is not None:
+        draw_sheet(frame, hom, plane_quads_arr, sheet, rng)
 
     # Distractors in free space on the plane.
     placed = [(np.array(p.centre), 0.5 * np.hypot(1.0, ch)) for p in places]
@@ -371,8 +379,12 @@ def render_table(
         kind = str(rng.choice(list(distractor_kinds or ("note", "phone", "paper"))))
         widths = {"note": rng.uniform(1.2, 1.45), "phone": rng.uniform(1.1, 1.35),
                   "paper": rng.uniform(1.0, 1.6)}  # fmt: skip
-        obj_w = rng.uniform(1.1, 1.2) if kind == "box" else widths[kind]  # same stream as before
-        radius = 0.5 * obj_w * {"note": 1.42, "phone": 2.3, "paper": 2.9, "box": 1.9}[kind]
+        if kind in CLUTTER_KINDS:
+            obj_w = clutter_width(kind, rng)
+            radius = 0.5 * obj_w * 1.2
+        else:
+            obj_w = rng.uniform(1.1, 1.2) if kind == "box" else widths[kind]  # same stream
+            radius = 0.5 * obj_w * {"note": 1.42, "phone": 2.3, "paper": 2.9, "box": 1.9}[kind]
         for _try in range(200):
             at = (rng.uniform(0.02, 0.98, 2) * np.array([W, H])).astype(np.float32)
             pos = _apply_h(to_plane, at[None])[0].astype(np.float64)
@@ -381,7 +393,10 @@ def render_table(
         else:
             continue
         placed.append((pos, radius))
-        img, mask = _distractor(rng, kind, 200)
+        if kind in CLUTTER_KINDS:
+            img, mask = clutter_object(rng, kind, 400)
+        else:
+            img, mask = _distractor(rng, kind, 200)
         a = rng.uniform(0, 2 * np.pi)
         c, s = np.cos(a), np.sin(a)
         sc = obj_w / img.shape[1]
