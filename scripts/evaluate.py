@@ -247,6 +247,31 @@ def scaled_detector(scale: float):
     return detect
 
 
+def detectors(kind: str):  # noqa: ANN201 - source -> detector, or None for the default
+    """None for ``contours`` (the pipeline's default); otherwise a function source -> the
+    learned detector that reads it: the shipped model, or with ``learned-cv`` the model of the
+    fold that left the source out (the shipped one for a source in no fold)."""
+    if kind == "contours":
+        return None
+    from vision.detect.learned_find import LearnedDetector
+
+    shipped = LearnedDetector()
+    if kind == "learned":
+        return lambda source: shipped
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_detector import CV_ROOT, FOLDS
+
+    by_source = {}
+    for i, fold in enumerate(FOLDS):
+        model = CV_ROOT / f"fold{i}" / "card_detector.onnx"
+        if not model.exists():
+            sys.exit(f"evaluate: {model} missing: train the folds first (scripts/train_detector.py"
+                     f" --leave-out {','.join(fold)} --out {model})")  # fmt: skip
+        found = LearnedDetector(str(model))
+        by_source.update({source: found for source in fold})
+    return lambda source: by_source.get(source, shipped)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--source", action="append", help="only these sources (repeatable)")
@@ -271,6 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="list every misread card")
     parser.add_argument(
+        "--detector", choices=("contours", "learned", "learned-cv"), default="contours",
+        help="the card finder: vision.detect.find_cards (contours), the learned model in "
+        "models/ (learned), or each source by the learned model of its fold that never saw it "
+        "(learned-cv: build/detector_cv, scripts/train_detector.py)",
+    )  # fmt: skip
+    parser.add_argument(
         "--quad-scale", type=float, default=1.0,
         help="scale every detected quad about its centre (1.2: each found 1.2x too large, as a "
         "tray cell or a sleeve would be): how the reading holds when the detector is off",
@@ -280,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--quad-scale: expected 0.5 to 2, got {args.quad_scale:g}")
     if args.record and args.quad_scale != 1.0:
         parser.error("--record: only with the quads as found (--quad-scale 1)")
+    if args.record and args.detector != "contours":
+        parser.error("--record: only with the default detector (--detector contours)")
+    if args.quad_scale != 1.0 and args.detector != "contours":
+        parser.error("--quad-scale: only with --detector contours")
 
     from vision.classify import CardClassifier
     from vision.errors import SetVisionError
@@ -312,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.cv_steps = args.cv_steps or STEPS
         cv = cv_classifiers(args.cv_steps, 0, classifier)
+    detector_for = detectors(args.detector)
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     wrong_tables: list[str] = []
     times: list[float] = []
@@ -319,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         model = cv.get(truth.source, classifier)
         options = {} if args.quad_scale == 1.0 else {"detector": scaled_detector(args.quad_scale)}
+        if detector_for is not None:
+            options = {"detector": detector_for(truth.source)}
         table = process_photo(root / truth.path, model, draw=False, **options).table
         times.append((time.perf_counter() - start) * 1000)
         keep = outside_partial(table.corners, truth.partial, truth.whole)
