@@ -81,28 +81,50 @@ def webrew_boxes(root: Path) -> dict[str, np.ndarray]:
     return {p: np.asarray(b) for p, b in sorted(boxes.items())}
 
 
+def surface(frame: np.ndarray) -> str:
+    """``"light"`` (webrew's white paper sheet) or ``"dark"`` (its wooden floor): the median
+    grey of the frame's outer 5% band, against mid-grey. The photographer did not say which;
+    every webrew photo is one or the other."""
+    h, w = frame.shape[:2]
+    b = max(h, w) // 20
+    grey = frame.mean(axis=2)
+    band = np.concatenate([grey[:b].ravel(), grey[-b:].ravel(), grey[:, :b].ravel(),
+                           grey[:, -b:].ravel()])  # fmt: skip
+    return "light" if np.median(band) > 128 else "dark"
+
+
+def webrew_row(per_photo: list[dict[str, Any]]) -> dict[str, Any]:
+    truth_n = sum(p["boxes"] for p in per_photo)
+    tp = sum(p["hits"] for p in per_photo)
+    fp = sum(p["found"] - p["hits"] for p in per_photo)
+    return {
+        "photos": len(per_photo),
+        "boxes": truth_n,
+        "recall": tp / truth_n if truth_n else 1.0,
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "complete": sum(p["hits"] == p["boxes"] == p["found"] for p in per_photo),
+    }
+
+
 def eval_webrew(detect: Any, root: Path) -> dict[str, Any]:
-    truth_n = tp = fp = complete = 0
     per_photo = []
     for path, boxes in webrew_boxes(root).items():
-        corners = np.asarray(detect(load_image(root / path))).reshape(-1, 4, 2)
+        frame = load_image(root / path)
+        corners = np.asarray(detect(frame)).reshape(-1, 4, 2)
         found = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
         hits = 0
         if len(found) and len(boxes):
             iou = box_iou(boxes, found)
             rows, cols = linear_sum_assignment(-iou)
             hits = int((iou[rows, cols] >= 0.5).sum())
-        truth_n += len(boxes)
-        tp += hits
-        fp += len(found) - hits
-        complete += hits == len(boxes) and len(found) == hits
-        per_photo.append({"path": path, "boxes": len(boxes), "found": len(found), "hits": hits})
+        per_photo.append({"path": path, "surface": surface(frame), "boxes": len(boxes),
+                          "found": len(found), "hits": hits})  # fmt: skip
     return {
-        "photos": len(per_photo),
-        "boxes": truth_n,
-        "recall": tp / truth_n if truth_n else 1.0,
-        "precision": tp / (tp + fp) if tp + fp else 1.0,
-        "complete": complete,
+        **webrew_row(per_photo),
+        "by_surface": {
+            kind: webrew_row([p for p in per_photo if p["surface"] == kind])
+            for kind in ("dark", "light")
+        },
         "per_photo": per_photo,
     }
 
@@ -117,6 +139,7 @@ def eval_annotated(detect_for: Any, sources: list[str] | None) -> dict[str, Any]
         corners = detect_for(truth.source)(load_image(root / truth.path))
         by_source[truth.source].append(score_photo(truth, corners))
         loose[truth.source].append(score_photo(truth, corners, threshold=0.5))
+
     def row(strict: list[Any], lenient: list[Any]) -> dict[str, Any]:
         s, s5 = summarise(strict), summarise(lenient)
         return {
@@ -181,6 +204,8 @@ def main() -> None:
     parser.add_argument("--detector", choices=["learned", "heuristic"], default="learned")
     parser.add_argument("--model", type=Path, default=SHIPPED)
     parser.add_argument("--cv", action="store_true", help="leave-source-out models")
+    parser.add_argument("--cv-root", type=Path, default=CV_ROOT,
+                        help="where the fold<i>/ models are (with --cv)")  # fmt: skip
     parser.add_argument("--sources", default="", help="annotated sources, comma-separated")
     parser.add_argument("--no-webrew", action="store_true")
     parser.add_argument("--no-annotated", action="store_true")
@@ -203,7 +228,7 @@ def main() -> None:
     elif args.cv:
         models = {}
         for i, fold in enumerate(FOLDS):
-            model = CV_ROOT / f"fold{i}" / "card_detector.onnx"
+            model = args.cv_root / f"fold{i}" / "card_detector.onnx"
             if not model.exists():
                 sys.exit(
                     f"eval_detector: {model} is missing: train it with "
@@ -234,6 +259,9 @@ def main() -> None:
             f"webrew boxes (IoU >= 0.5): {w['photos']} photos, {w['boxes']} boxes, recall "
             f"{w['recall']:.1%}, precision {w['precision']:.1%}, complete {w['complete']}"
         )
+        for kind, r in w["by_surface"].items():
+            print(f"  {kind} surface: {r['photos']} photos, recall {r['recall']:.1%}, precision "
+                  f"{r['precision']:.1%}, complete {r['complete']}")  # fmt: skip
     print(f"({time.time() - t0:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
