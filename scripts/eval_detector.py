@@ -4,7 +4,7 @@ and webrew (the photographer's axis-aligned boxes, ``../shared/datasets/table_bo
 
     python scripts/eval_detector.py                      # the learned model in models/
     python scripts/eval_detector.py --cv                 # each source by a model that never saw it
-    python scripts/eval_detector.py --detector heuristic # vision.detect.find_cards, for comparison
+    python scripts/eval_detector.py --detector heuristic # the older contour detector, to compare
 
 Annotated photos: recall and precision at polygon IoU >= 0.85 and >= 0.5, corner error after
 the best cyclic alignment (px), photos complete (every required card found, nothing else);
@@ -44,17 +44,21 @@ from vision.io import load_image  # noqa: E402
 SHIPPED = REPO / "models" / "card_detector.onnx"
 
 
+#: Options of :func:`vision.detect.learned_find.find_cards_learned` (``--no-scene-check``).
+LEARNED_OPTIONS: dict[str, bool] = {}
+
+
 def learned_detector(model: Path) -> Any:
     """A function frame -> (N, 4, 2) corners, with the learned model and the geometry
     :func:`vision.detect.learned_find.find_cards_learned` applies."""
     from vision.detect.learned_find import find_cards_learned
 
     segmenter = CardSegmenter(model)
-    return lambda frame: find_cards_learned(frame, segmenter).corners
+    return lambda frame: find_cards_learned(frame, segmenter, **LEARNED_OPTIONS).corners
 
 
 def heuristic_detector() -> Any:
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
 
     return lambda frame: find_cards(frame).corners
 
@@ -82,15 +86,10 @@ def webrew_boxes(root: Path) -> dict[str, np.ndarray]:
 
 
 def surface(frame: np.ndarray) -> str:
-    """``"light"`` (webrew's white paper sheet) or ``"dark"`` (its wooden floor): the median
-    grey of the frame's outer 5% band, against mid-grey. The photographer did not say which;
-    every webrew photo is one or the other."""
-    h, w = frame.shape[:2]
-    b = max(h, w) // 20
-    grey = frame.mean(axis=2)
-    band = np.concatenate([grey[:b].ravel(), grey[-b:].ravel(), grey[:, :b].ravel(),
-                           grey[:, -b:].ravel()])  # fmt: skip
-    return "light" if np.median(band) > 128 else "dark"
+    """``"light"`` (webrew's white paper sheet) or ``"dark"`` (its wooden floor): the frame's
+    median grey against mid-grey (the sheet fills most of a frame, the floor shows round it;
+    on the floor the cards cover well under half of it). The photographer did not say which."""
+    return "light" if np.median(frame.mean(axis=2)) > 128 else "dark"
 
 
 def webrew_row(per_photo: list[dict[str, Any]]) -> dict[str, Any]:
@@ -161,9 +160,10 @@ def recipe_of(meta: dict[str, Any]) -> str:
     """What made a model (its JSON's ``training``), less what only picks its fold and where
     it went: the leave-source-out models and the shipped one must share it."""
     t = meta["training"]
+    versions = "".join(f"{k}={t[k]} " for k in ("render_mix", "augment") if k in t)
     return (
         f"steps={t['steps']} batch={t['batch']} crop={t['crop']} "
-        f"rendered={t['rendered_tables']} real_share={t['real_share']} seed={t['seed']}"
+        f"rendered={t['rendered_tables']} {versions}real_share={t['real_share']} seed={t['seed']}"
     )
 
 
@@ -208,6 +208,8 @@ def main() -> None:
                         help="where the fold<i>/ models are (with --cv)")  # fmt: skip
     parser.add_argument("--sources", default="", help="annotated sources, comma-separated")
     parser.add_argument("--no-webrew", action="store_true")
+    parser.add_argument("--no-scene-check", action="store_true",
+                        help="learned: keep what vision.detect.plausible would drop")  # fmt: skip
     parser.add_argument("--no-annotated", action="store_true")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument(
@@ -218,6 +220,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     root = shared_datasets(required=True)
+    if args.no_scene_check:
+        LEARNED_OPTIONS["check_scene"] = False
     if args.record:
         record(root)
         return

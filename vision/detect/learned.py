@@ -52,6 +52,16 @@ MIN_PIECE_PIXELS: Final = 30
 #: cards (a tray, touching cards) still parts them. Chosen on the leave-source-out folds of
 #: the annotated photos: 1.0 (off) 87.0% of cards found at IoU 0.85, 0.3 87.8%, 0.15 88.9%.
 BORDER_BELOW: Final = 0.15
+#: A piece filling less of its convex hull than this is cards joined where the network drew no
+#: border between them (a corner over another card, a seam lost to blur): it is parted by a
+#: watershed of its distance to the piece's edge, from the cores where that distance exceeds
+#: :data:`SEED_DEPTH` of its largest. A lone card's piece fills its hull but for the rounded
+#: corners and a pixel of fit.
+MIN_SOLIDITY: Final = 0.85
+SEED_DEPTH: Final = 0.5
+#: Each part of a split piece holds at least this share of it (else the piece stays whole: a
+#: card notched by a finger or a symbol is not two cards).
+MIN_PART_SHARE: Final = 0.2
 
 
 def card_labels(
@@ -122,27 +132,60 @@ def quads_from_probs(
         x, y, w, h, area = stats[i]
         if area < MIN_PIECE_PIXELS:
             continue
-        mask = (labels[y : y + h, x : x + w] == i).astype(np.uint8)
-        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        hull = cv2.convexHull(max(contours, key=cv2.contourArea))
-        if len(hull) < 4:
-            continue
-        fitted = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
-        quad = fitted.reshape(-1, 2).astype(np.float64) + [x, y]
-        if len(quad) != 4:
-            continue
-        # The hull runs through the centres of the piece's outer pixels, half a pixel inside
-        # its outline, which lies half a border inside the card's.
-        quad = _offset_sides(quad, 0.5 + BORDER_WIDTH / 2)
-        if quad is None:
-            continue
-        quads.append((quad + 0.5) * to_frame - 0.5)
-        scores.append(float(probs[CARD][y : y + h, x : x + w][mask > 0].mean()))
+        for mask in split_piece((labels[y : y + h, x : x + w] == i).astype(np.uint8)):
+            fit = _piece_quad(mask)
+            if fit is None:
+                continue
+            quads.append((fit + [x, y] + 0.5) * to_frame - 0.5)
+            scores.append(float(probs[CARD][y : y + h, x : x + w][mask > 0].mean()))
     if not quads:
         return LearnedQuads(np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32))
     return LearnedQuads(
         np.asarray(quads, np.float32), np.clip(np.asarray(scores, np.float32), 0.0, 1.0)
     )
+
+
+def split_piece(mask: npt.NDArray[np.uint8]) -> list[npt.NDArray[np.uint8]]:
+    """A piece of card (uint8 0/1 mask) as the cards it holds: itself when it fills its convex
+    hull (:data:`MIN_SOLIDITY`), else the parts a watershed of its distance transform gives
+    from its separate deep cores (:data:`SEED_DEPTH`), if each holds :data:`MIN_PART_SHARE` of
+    it."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    hull_area = cv2.contourArea(cv2.convexHull(np.vstack(contours)))
+    if hull_area <= 0 or mask.sum() >= MIN_SOLIDITY * hull_area:
+        return [mask]
+    padded = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+    dist = cv2.distanceTransform(padded, cv2.DIST_L2, 3)
+    seeds = (dist > SEED_DEPTH * dist.max()).astype(np.uint8)
+    k, markers = cv2.connectedComponents(seeds, connectivity=8)
+    if k <= 2:  # one core: one card (or a shape no split explains)
+        return [mask]
+    markers[padded == 0] = k  # the outside, its own basin
+    relief = cv2.cvtColor((255 * (1 - dist / dist.max())).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    cv2.watershed(relief, markers)
+    markers = markers[1:-1, 1:-1]
+    parts = [((markers == j) & (mask > 0)).astype(np.uint8) for j in range(1, k)]
+    if min(int(p.sum()) for p in parts) < max(MIN_PART_SHARE * mask.sum(), MIN_PIECE_PIXELS):
+        return [mask]
+    return parts
+
+
+def _piece_quad(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64] | None:
+    """The card quad of one piece, in the piece mask's pixels: a four-sided fit of its convex
+    hull pushed out to the card's outline; None where no quad fits."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return None
+    hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+    if len(hull) < 4:
+        return None
+    fitted = cv2.approxPolyN(hull, 4, epsilon_percentage=-1.0, ensure_convex=True)
+    quad = fitted.reshape(-1, 2).astype(np.float64)
+    if len(quad) != 4:
+        return None
+    # The hull runs through the centres of the piece's outer pixels, half a pixel inside its
+    # outline, which lies half a border inside the card's.
+    return _offset_sides(quad, 0.5 + BORDER_WIDTH / 2)
 
 
 def _offset_sides(quad: npt.NDArray[np.float64], by: float) -> npt.NDArray[np.float64] | None:

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from typing import Final
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
 from vision.detect.geometry import order_corners, quad_area
 from vision.detect.learned import CardSegmenter
+from vision.detect.masks import WORK_LONG_SIDE
+from vision.detect.plausible import plausible
 from vision.detect.refine import refine
 from vision.detect.result import CardDetections
 
-__all__ = ["LearnedDetector", "find_cards_learned"]
+__all__ = ["LearnedDetector", "find_cards", "find_cards_learned"]
 
 #: A card's long side over its short side is 89 / 57 = 1.56; a camera at 60 degrees
 #: foreshortens a card lying across its view to about 0.8, one along it to about 3.1.
@@ -35,7 +38,11 @@ MIN_AREA_SHARE: Final = 0.4
 
 
 def find_cards_learned(
-    frame: npt.NDArray[np.uint8], segmenter: CardSegmenter, *, refine_corners: bool = True
+    frame: npt.NDArray[np.uint8],
+    segmenter: CardSegmenter,
+    *,
+    refine_corners: bool = True,
+    check_scene: bool = True,
 ) -> CardDetections:
     """Every card the segmenter finds in a frame.
 
@@ -44,6 +51,9 @@ def find_cards_learned(
         segmenter: the loaded model.
         refine_corners: snap each side to the strongest edge near it in the full-resolution
             frame (:func:`vision.detect.refine.refine`).
+        check_scene: drop what is not plausibly a SET card of this scene
+            (:func:`vision.detect.plausible.plausible`: colourless ink among coloured cards, a
+            blank grainy patch, far smaller than the cards around it).
 
     Returns:
         :class:`CardDetections` in frame pixels, corners TL, TR, BR, BL of the portrait card.
@@ -77,9 +87,16 @@ def find_cards_learned(
         & (quad_area(quads) > 0)
     )
     partial = beyond > CUT_TOLERANCE * short
-    return CardDetections(
-        quads[keep].astype(np.float32), scores[keep].astype(np.float32), partial[keep]
-    )
+    quads, scores, partial = quads[keep], scores[keep], partial[keep]
+    if check_scene and len(quads) >= 2:
+        # Judged on an image of the size its thresholds were set on: the contour detector's
+        # working image, shrunk by the largest integer factor that keeps WORK_LONG_SIDE.
+        k = max(1, max(h, w) // WORK_LONG_SIDE)
+        small = frame if k == 1 else cv2.resize(frame, (w // k, h // k),
+                                                interpolation=cv2.INTER_AREA)  # fmt: skip
+        ok = plausible(small, (quads + 0.5) / k - 0.5, partial)
+        quads, scores, partial = quads[ok], scores[ok], partial[ok]
+    return CardDetections(quads.astype(np.float32), scores.astype(np.float32), partial)
 
 
 class LearnedDetector:
@@ -108,3 +125,21 @@ class LearnedDetector:
     def __setstate__(self, state: dict[str, str | None]) -> None:
         self.path = state["path"]
         self._segmenter = None
+
+
+#: The packaged model, loaded on first use, once per process.
+_PACKAGED = LearnedDetector()
+
+
+def find_cards(frame: npt.NDArray[np.uint8]) -> CardDetections:
+    """Every card in a frame, found by the packaged model (``models/card_detector.onnx``).
+
+    Args:
+        frame: (H, W, 3) uint8 BGR.
+
+    Returns:
+        :class:`CardDetections` in frame pixels: corners (N, 4, 2) float32 TL, TR, BR, BL of the
+        portrait card, scores (N,) float32 in [0, 1] (mean card probability over the card),
+        partial (N,) bool (cut by the frame edge).
+    """
+    return _PACKAGED(frame)
