@@ -98,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--detector", choices=("contours", "learned"), default=None,
                         help="the card finder (default: the pipeline's)")  # fmt: skip
+    parser.add_argument(
+        "--detector-model",
+        type=Path,
+        default=None,
+        help="with --detector learned: this .onnx (default: the packaged one)",
+    )
     parser.add_argument("--limit", type=at_least(0), default=0, help="photos (0: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
@@ -116,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.detector == "learned":
         from vision.detect.learned_find import LearnedDetector
 
-        options["detector"] = LearnedDetector()
+        model = args.detector_model
+        options["detector"] = LearnedDetector(str(model) if model else None)
     elif args.detector == "contours":
         from vision.detect.find import find_cards
 
