@@ -9,10 +9,14 @@ Data, per step a batch of random crops of:
 * rendered tables (:func:`vision.render.render_table`), drawn once and cached under
   ``build/detector_cache``: every background the renderer has (wood, cloth, carpet, white desk,
   dark felt, light wood, checked, printed), grid and loose layouts, cards touching and
-  overlapping, notes, phones, paper sheets and card boxes beside them, fingertips, camera
-  tilts up to 55 degrees, the renderer's light and lens effects;
-* the real photos annotated in ``datasets/detection`` (corners by eye), less the sources
-  named by ``--leave-out`` (leave-source-out models for ``scripts/eval_detector.py --cv``).
+  overlapping, notes, phones, paper sheets, envelopes, card boxes, keyboards, laptops, mice and
+  cups beside them, a paper sheet under them (plain, ruled, or a cell drawn round each card as
+  in a tray), fingertips, camera tilts up to 55 degrees, the renderer's light and lens effects;
+  in :data:`REAL_FACE_SHARE` of them every card's face is a photographed one (the shared crops
+  of tomwhite and kaggle-set-cards) warped onto its corners;
+* the real photos annotated in ``datasets/detection`` (corners by eye) and the shared photos
+  with no card in them, less the sources named by ``--leave-out`` (leave-source-out models for
+  ``scripts/eval_detector.py --cv``).
 
 Augmentation on every crop: scale (the network meets cards 15 to 150 px wide at its input),
 rotation by quarter turns and mirroring (a mirrored card is still a card to a detector),
@@ -25,6 +29,7 @@ are a source no model or constant here has seen.
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import sys
@@ -47,7 +52,13 @@ from vision.detect.learned import (  # noqa: E402
 )
 from vision.evaluation import load_annotations  # noqa: E402
 from vision.io import load_image  # noqa: E402
-from vision.render import BACKGROUNDS, EXTRA_BACKGROUNDS, render_table  # noqa: E402
+from vision.render import (  # noqa: E402
+    BACKGROUNDS,
+    CLUTTER_KINDS,
+    EXTRA_BACKGROUNDS,
+    SHEET_KINDS,
+    render_table,
+)
 
 CACHE = REPO_ROOT / "build" / "detector_cache"
 #: Leave-source-out folds of the annotated sources (about a third of the cards each): the
@@ -65,15 +76,62 @@ CROP = 192
 REAL_LONG_SIDE = 768
 
 
+#: Version of the rendered mix below, part of the cache's name.
+RENDER_MIX = 2
+#: Share of rendered tables whose card faces are replaced by real photographed faces.
+REAL_FACE_SHARE = 0.3
+
+
+def real_faces(limit: int, seed: int) -> list[np.ndarray]:
+    """Up to ``limit`` photographed card faces from the shared crops of tomwhite and
+    kaggle-set-cards (cut at the card's edge, verified labels; omega697's chips show table round
+    the card), portrait, in a seeded random choice."""
+    root = shared_datasets(required=True)
+    with open(root / "crops.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["source"] in ("tomwhite", "kaggle-set-cards")]
+    rng = np.random.default_rng(seed)
+    faces = []
+    for i in rng.permutation(len(rows))[:limit]:
+        img = load_image(root / rows[int(i)]["path"])
+        if img.shape[0] < img.shape[1]:
+            img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+        faces.append(img)
+    return faces
+
+
+def paste_faces(frame: np.ndarray, corners: np.ndarray, faces: list[np.ndarray],
+                rng: np.random.Generator) -> None:  # fmt: skip
+    """Replace each card's face in ``frame`` (in place, in the cards' drawing order) by a random
+    photographed face warped to its corners, with rounded corners."""
+    h, w = frame.shape[:2]
+    for quad in corners:
+        face = faces[int(rng.integers(len(faces)))]
+        fh, fw = face.shape[:2]
+        mask = np.zeros((fh, fw), np.uint8)
+        r = max(int(0.06 * fw), 1)
+        cv2.rectangle(mask, (r, 0), (fw - 1 - r, fh - 1), 255, -1)
+        cv2.rectangle(mask, (0, r), (fw - 1, fh - 1 - r), 255, -1)
+        for cx, cy in ((r, r), (fw - 1 - r, r), (r, fh - 1 - r), (fw - 1 - r, fh - 1 - r)):
+            cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
+        src = np.float32([[-0.5, -0.5], [fw - 0.5, -0.5], [fw - 0.5, fh - 0.5], [-0.5, fh - 0.5]])
+        hom = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+        warped = cv2.warpPerspective(face, hom, (w, h), flags=cv2.INTER_AREA)
+        alpha = cv2.warpPerspective(mask, hom, (w, h), flags=cv2.INTER_LINEAR)
+        a = alpha.astype(np.float32)[:, :, None] / 255.0
+        frame[...] = np.clip(frame * (1 - a) + warped * a, 0, 255).astype(np.uint8)
+
+
 def render_scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``n`` rendered tables (frame, corners), cached by (n, seed)."""
-    path = CACHE / f"rendered_{n}_{seed}.npz"
+    """``n`` rendered tables (frame, corners), cached by (n, seed, :data:`RENDER_MIX`)."""
+    path = CACHE / f"rendered_{n}_{seed}_mix{RENDER_MIX}.npz"
     if path.exists():
         data = np.load(path, allow_pickle=True)
         return list(zip(data["frames"], data["corners"], strict=True))
     rng = np.random.default_rng(seed)
     deck = list(full_deck())
     backgrounds = list(BACKGROUNDS) + list(EXTRA_BACKGROUNDS)
+    kinds = ["note", "phone", "paper", "box", *CLUTTER_KINDS]
+    faces = real_faces(2000, seed)
     scenes = []
     t0 = time.time()
     for i in range(n):
@@ -82,17 +140,21 @@ def render_scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
         w = int(rng.choice([640, 720, 800]))
         h = int(w * rng.choice([0.75, 0.5625, 1.0, 1.333]))
         loose = rng.random() < 0.6
+        real_face = rng.random() < REAL_FACE_SHARE
         frame, corners = render_table(
             cards, rng, background=str(rng.choice(backgrounds)), size=(w, h),
             layout="loose" if loose else "grid", touching=bool(rng.random() < 0.5),
-            distractors=int(rng.integers(0, 4)),
-            distractor_kinds=["note", "phone", "paper", "box"],
+            distractors=int(rng.integers(0, 5)),
+            distractor_kinds=kinds,
             strength=float(rng.uniform(0.2, 0.8)),
             margin=float(rng.choice([0.08, 0.02, -0.05])),
             tilt_deg=float(rng.uniform(0, 55)) if rng.random() < 0.6 else None,
-            fingers=int(rng.integers(0, 3)),
+            fingers=0 if real_face else int(rng.integers(0, 3)),
             spacing=float(rng.uniform(0.7, 1.1)) if loose else None,
+            sheet=str(rng.choice(SHEET_KINDS)) if rng.random() < 0.3 else None,
         )  # fmt: skip
+        if real_face:
+            paste_faces(frame, corners, faces, rng)
         scenes.append((frame, corners.astype(np.float32)))
         if (i + 1) % 100 == 0:
             print(f"  rendered {i + 1}/{n} ({time.time() - t0:.0f} s)", flush=True)
@@ -106,8 +168,9 @@ def render_scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def real_photos(leave_out: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The annotated real photos (frame at :data:`REAL_LONG_SIDE`, corners), less
-    ``leave_out``'s sources. Partial cards are labelled too: they are cards."""
+    """The annotated real photos (frame at :data:`REAL_LONG_SIDE`, corners) and the shared
+    photos with no card (``negative`` in ``tables.csv``), less ``leave_out``'s sources.
+    Partial cards are labelled too: they are cards."""
     root = shared_datasets(required=True)
     out = []
     for truth in load_annotations(REPO_ROOT / "datasets" / "detection"):
@@ -121,6 +184,15 @@ def real_photos(leave_out: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
             frame = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
             corners = (corners + 0.5) * scale - 0.5
         out.append((frame, corners))
+    # Photos of tables with no card at all (desk clutter, a street): every pixel is table.
+    with open(root / "tables.csv", newline="") as f:
+        negatives = [r for r in csv.DictReader(f) if r["labels"] == "negative"]
+    for row in negatives:
+        if row["source"] not in leave_out:
+            frame = load_image(root / row["path"])
+            scale = min(1.0, REAL_LONG_SIDE / max(frame.shape[:2]))
+            frame = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+            out.append((frame, np.zeros((0, 4, 2), np.float32)))
     return out
 
 
@@ -274,6 +346,7 @@ def export(model, args: argparse.Namespace, leave_out: list[str], n_rendered: in
             "batch": args.batch,
             "crop": CROP,
             "rendered_tables": n_rendered,
+            "render_mix": RENDER_MIX,
             "real_photos": n_real,
             "real_share": args.real_share,
             "left_out_sources": leave_out,
@@ -289,10 +362,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO_ROOT / "models" / "card_detector.onnx"))
     parser.add_argument("--leave-out", default="", help="sources not trained on, comma-separated")
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, default=2500)
     parser.add_argument("--batch", type=int, default=12)
     parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--rendered", type=int, default=600, help="rendered tables")
+    parser.add_argument("--rendered", type=int, default=1000, help="rendered tables")
     parser.add_argument("--real-share", type=float, default=0.5,
                         help="share of crops from real photos")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
