@@ -11,7 +11,7 @@ time is the fairer number (the load average is printed).
 
     python scripts/benchmark_detection.py                 # 20 photos, 3 repeats
     python scripts/benchmark_detection.py --photos 40 --json
-    python scripts/benchmark_detection.py --detector learned   # the learned model, one thread
+    python scripts/benchmark_detection.py --detector contours  # the older contour detector
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from vision.data import read_csv, shared_datasets  # noqa: E402
-from vision.detect import find_cards  # noqa: E402
+from vision.detect.find import find_cards  # noqa: E402
 from vision.io import load_image  # noqa: E402
 from vision.warp import warp_cards  # noqa: E402
 
@@ -43,7 +43,7 @@ FULL_RESOLUTION = {
 }
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-#: The detector timed: find_cards, or the learned one (``--detector learned``).
+#: The detector timed: the learned one, or the contour one (``--detector contours``).
 DETECT = {"find": find_cards}
 
 
@@ -80,8 +80,12 @@ def main(
     seed: Annotated[int, typer.Option(help="Photo sample seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     detector: Annotated[
-        str, typer.Option(help="contours (find_cards) or learned (models/card_detector.onnx).")
-    ] = "contours",
+        str,
+        typer.Option(
+            help="learned (vision.detect.find_cards, the default) or contours "
+            "(the older vision.detect.find)."
+        ),
+    ] = "learned",
 ) -> None:
     """Median and p95 of find_cards + warp_cards per frame size, one OpenCV thread."""
     cv2.setNumThreads(1)

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from vision.data import shared_datasets
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.evaluation import load_annotations
     from vision.io import load_image
 

@@ -11,7 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.detect import CardDetections, find_cards, order_corners
+from vision.detect import CardDetections, order_corners
+from vision.detect.find import find_cards
 from vision.warp import warp_cards
 
 CARD_W, CARD_H = 228, 356  # 4 px per mm

@@ -66,7 +66,7 @@ def both() -> dict[str, list[DetectionScore]]:
     photos = load_annotations(ANNOTATIONS, reviewed_only=True)
     if not photos:
         pytest.skip("no reviewed detection annotations")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     from ._scripts import load_script
@@ -152,7 +152,7 @@ def test_white_cards_whose_short_side_fades_in_a_ramp_are_found(path: str) -> No
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     photo = annotated_photo(path)
@@ -183,7 +183,7 @@ def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     path = "tables/pclewis/resources/crazy.jpg"
@@ -234,7 +234,7 @@ def test_cards_in_tray_cells_are_taken_without_their_cells(
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     photo = annotated_photo(path)
@@ -266,7 +266,7 @@ def test_every_card_and_nothing_else_on_a_washed_out_photo(path: str, alteration
         pytest.skip("shared photos or detection annotations not available")
     import cv2
 
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     from ._scripts import load_script
@@ -317,7 +317,8 @@ def test_annotated_copy_of_a_photo_is_searched_in_bounded_memory(
     if root is None:
         pytest.skip("shared photos not available")
     from vision.classify import CardClassifier
-    from vision.detect import find_cards, pile
+    from vision.detect import pile
+    from vision.detect.find import find_cards
     from vision.pipeline import process_photo
 
     result = process_photo(root / "tables/koff/images/IMG02.jpg", CardClassifier())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from vision.data import shared_datasets
-from vision.detect import find_cards
+from vision.detect.find import find_cards
 from vision.negatives import load_review, score_negatives
 
 #: Measured 2026-11-30: 20 detections on 20 of the chips reviewed as showing no card (paper

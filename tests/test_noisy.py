@@ -52,7 +52,7 @@ def test_cards_of_a_small_noisy_photo_are_found(sigma: float, seed: int) -> None
         pytest.skip("shared photos not available")
     import cv2
 
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.evaluation import score_photo
     from vision.io import load_image
 

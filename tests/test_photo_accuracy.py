@@ -38,16 +38,22 @@ ROOT = Path(__file__).resolve().parent.parent
 #: cards' quads and their corners on paper: every card of that pile found): all 0.9993 / 0.9993
 #: / 0.9935, pclewis 0.9955 / 0.9955 / 0.962 (one glare-washed card of pcl-bad-set1 read
 #: squiggles for ovals, flagged); "all" and pclewis raised to one card and table under that.
+#: 2026-12-03: the learned detector became the default (trained on these photos too; each source
+#: read by a fold model that never saw it: ``models/card_detector_eval.json``). Measured with it
+#: (``scripts/evaluate.py --detector learned``): all 0.994 / 0.992 / 0.962; omega697 0.973 /
+#: 0.973 / 0.909 (a close-up found twice); pclewis 0.968 / 0.959 / 0.769 (the pile of crazy.jpg,
+#: a card split by a shadow's edge, the glass table's reflections); tomwhite 0.996 / 0.996 /
+#: 0.959; every other source 1.0. Floors again about one card or table under.
 BASELINE: dict[str, tuple[float, float, float]] = {
-    "all": (0.998, 0.998, 0.987),
+    "all": (0.99, 0.985, 0.955),
     "gractang": (0.99, 0.99, 0.94),
     "koff": (0.985, 0.985, 0.87),
     "nakkstar123": (0.985, 0.985, 0.87),
-    "omega697": (0.97, 0.97, 0.9),
-    "pclewis": (0.99, 0.99, 0.92),
+    "omega697": (0.94, 0.94, 0.81),
+    "pclewis": (0.96, 0.95, 0.73),
     "piratefsh": (0.985, 0.985, 0.88),
     "rotemabend": (0.99, 0.99, 0.9),
-    "tomwhite": (0.995, 0.995, 0.97),
+    "tomwhite": (0.99, 0.99, 0.93),
 }
 
 pytestmark = pytest.mark.slow

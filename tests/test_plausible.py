@@ -11,7 +11,7 @@ import pytest
 
 import vision.detect.find as find_module
 from tests.test_detect import CARD_H, CARD_W, match, paste, rect_quad, render_card, scene, tilt
-from vision.detect import find_cards
+from vision.detect.find import find_cards
 from vision.detect.plausible import (
     MIN_SIZE,
     TEXTURE_MIN,

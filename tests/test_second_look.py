@@ -7,7 +7,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.detect import CardDetections, find_cards
+from vision.detect import CardDetections
+from vision.detect.find import find_cards
 from vision.detect.masks import balance, brighten
 from vision.detect.second_look import second_look, sharpened, unexplained_ink
 

@@ -1,9 +1,9 @@
 """Detection on rendered hard scenes (``scripts/eval_synthetic.py``), against a recorded baseline.
 
-A few seeded scenes of hard conditions the detector handles now: touching cards on a white desk
-and at a 45 degree camera, a dim room at 45 degrees, 21 small cards at 720p and a checked
-tablecloth, and loose cards lying partly on each other (other scenes of these conditions lose
-cards: see the script's report). Each goes through the whole pipeline as a JPEG, as in the
+A few seeded scenes of hard conditions: touching cards on a white desk and at a 45 degree camera,
+a dim room at 45 degrees, 21 small cards at 720p and a checked tablecloth, and loose cards lying
+partly on each other (other scenes of these conditions lose cards: see the script's report).
+Each goes through the whole pipeline as a JPEG, as in the
 script; the test fails when a scene's recall (IoU >= 0.85) falls below what was measured.
 Re-measure with ``scripts/eval_synthetic.py`` when the renderer changes.
 """
@@ -17,25 +17,23 @@ from tests._scripts import load_script
 from vision.cards import full_deck
 from vision.render import EXTRA_BACKGROUNDS, apply_effects, render_table
 
-#: (condition, scene index) -> cards found of the cards on the table, measured 2026-11-30 (seed
-#: 0; detector of main ccbb048). The tilted dim scene also has one false positive, not tested.
+#: (condition, scene index) -> cards found of the cards on the table. First picked and measured
+#: for the contour detector (2026-11-30, main ccbb048), which found 12 of 12 in each but the
+#: overlap scenes (11 and 12). Re-measured 2026-12-03 with the learned detector, the default
+#: since: it merges two touching cards at 45 degrees, misplaces a side of three cards whose far
+#: side fades on the overexposed white desk, and loses more of the overlapping piles (whole
+#: report: ``scripts/eval_synthetic.py``, 97.4% of 2,019 cards against the contour detector's
+#: 99.7% on the scenes it was tuned on; README "Accuracy").
 MEASURED = {
     ("touching_white_desk", 1): (12, 12),
-    ("touching_tilt_45", 1): (12, 12),
+    ("touching_tilt_45", 1): (10, 12),
     ("tilt_45_dim", 0): (12, 12),
     ("cards_21_720p", 1): (21, 21),
     ("checked_cloth", 1): (12, 12),
-    # Overexposed white desk: two cards whose far side fades closed their outline along their
-    # symbols (measured 2026-11-30, branch white3; 10 before white cards with off-centre ink
-    # were searched from their symbols again).
-    ("white_desk_bright", 3): (12, 12),
-    # A card found from its symbols whose long side snapped to its neighbour's edge a narrow
-    # gap beyond its own (11 before such sides were re-fitted about the centred symbols).
+    ("white_desk_bright", 3): (9, 12),
     ("phone_random", 2): (12, 12),
-    # Loose cards partly on top of each other: cards on top whose seam closes no region, and
-    # cards a little covered (8 and 10 found before the pile search, ``vision.detect.pile``).
-    ("overlap", 9): (11, 12),
-    ("overlap", 16): (12, 12),
+    ("overlap", 9): (9, 12),
+    ("overlap", 16): (11, 12),
 }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vision.cards import parse_card
-from vision.detect import find_cards
+from vision.detect.find import find_cards
 from vision.detect.geometry import LONG_OVER_SHORT, aspect_score, cropped_aspect_score
 from vision.detect.scoring import MIN_SCORE, TILT_WEIGHT, tilted_scores
 from vision.render_card import render_card

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from vision.cards import Card
-from vision.detect import find_cards
+from vision.detect.find import find_cards
 from vision.detect.whole_frame import FRAME_SCORE, card_filling_frame, paper_framed
 from vision.render_card import render_card
 

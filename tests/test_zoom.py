@@ -304,7 +304,7 @@ def _score_in_frame(path: str, place):
     root = shared_datasets(required=False)
     if root is None:
         pytest.skip("shared photos not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.evaluation import score_photo
     from vision.io import load_image
 
@@ -364,7 +364,7 @@ def test_a_far_table_in_a_long_panorama_is_found() -> None:
     root = shared_datasets(required=False)
     if root is None:
         pytest.skip("shared photos not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.evaluation import score_photo
     from vision.io import load_image
 
@@ -390,7 +390,7 @@ def test_a_desk_photo_with_no_card_gives_none_at_any_size() -> None:
     root = shared_datasets(required=False)
     if root is None:
         pytest.skip("shared photos not available")
-    from vision.detect import find_cards
+    from vision.detect.find import find_cards
     from vision.io import load_image
 
     desk = load_image(root / "tables/omega697/app/src/androidTest/assets/scenes/desk_no_cards.jpg")

@@ -104,11 +104,10 @@ def photo_command(
         Detector,
         typer.Option(
             "--detector",
-            help="How cards are found: the contour geometry, or the learned model "
-            "(experimental: more cards on white paper and in scattered piles, fewer in trays; "
-            "see the README's Accuracy).",
+            help="How cards are found: the learned model, or the older contour geometry "
+            "(kept for comparison; see the README's Accuracy).",
         ),
-    ] = Detector.CONTOURS,
+    ] = Detector.LEARNED,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import (
@@ -196,10 +195,10 @@ def photo_command(
         "uncertain_below": uncertain_below,
         "max_pixels": max_pixels,
     }
-    if detector is Detector.LEARNED:
-        from vision.detect.learned_find import LearnedDetector
+    if detector is Detector.CONTOURS:
+        from vision.detect.find import find_cards
 
-        options["detector"] = LearnedDetector()
+        options["detector"] = find_cards
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     said: set[str] = set()
     created_folders: set[str] = set()  # said once: two workers may both make the same one

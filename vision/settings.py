@@ -20,7 +20,8 @@ MAX_PIXELS: Final = 150_000_000
 class Detector(StrEnum):
     """The card finders ``setvision photo --detector`` offers."""
 
-    #: The contour geometry of :func:`vision.detect.find_cards` (the default).
-    CONTOURS = "contours"
-    #: The learned segmenter of :mod:`vision.detect.learned` (experimental: README "Accuracy").
+    #: The learned segmenter behind :func:`vision.detect.find_cards` (the default).
     LEARNED = "learned"
+    #: The older contour geometry (``vision.detect.find``), kept for comparison until its
+    #: stages are removed (README "Accuracy").
+    CONTOURS = "contours"

@@ -62,6 +62,13 @@ SEED_DEPTH: Final = 0.5
 #: Each part of a split piece holds at least this share of it (else the piece stays whole: a
 #: card notched by a finger or a symbol is not two cards).
 MIN_PART_SHARE: Final = 0.2
+#: Each side of a card is set on the ridge of the border probability (:func:`sides_on_ridge`):
+#: profiles per side, their reach either way (output px), the least peak that is a ridge, and
+#: the share of profiles that must find one.
+RIDGE_SAMPLES: Final = 12
+RIDGE_REACH: Final = 3
+RIDGE_LEAST: Final = 0.3
+RIDGE_QUORUM: Final = 0.5
 
 
 def card_labels(
@@ -136,7 +143,8 @@ def quads_from_probs(
             fit = _piece_quad(mask)
             if fit is None:
                 continue
-            quads.append((fit + [x, y] + 0.5) * to_frame - 0.5)
+            fit = sides_on_ridge(fit + [x, y], probs[BORDER])
+            quads.append((fit + 0.5) * to_frame - 0.5)
             scores.append(float(probs[CARD][y : y + h, x : x + w][mask > 0].mean()))
     if not quads:
         return LearnedQuads(np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32))
@@ -186,6 +194,74 @@ def _piece_quad(mask: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64] | None:
     # The hull runs through the centres of the piece's outer pixels, half a pixel inside its
     # outline, which lies half a border inside the card's.
     return _offset_sides(quad, 0.5 + BORDER_WIDTH / 2)
+
+
+def sides_on_ridge(
+    quad: npt.NDArray[np.float64], border: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float64]:
+    """``quad`` (4, 2, output px) with each side moved onto the ridge of the border probability
+    near it: the card's outline, wherever the network drew the band and however wide.
+
+    Along each side, :data:`RIDGE_SAMPLES` profiles across it (the middle 70%, clear of the
+    rounded corners) reach :data:`RIDGE_REACH` px either way; each profile's peak (sub-pixel, a
+    parabola through the top three) counts where it is a ridge, P(border) at least
+    :data:`RIDGE_LEAST`, inside the profile. A side with :data:`RIDGE_QUORUM` of its profiles
+    on a ridge gets the least-squares line through the peaks; the corners are where the sides
+    meet. Sides without a ridge, or a result no longer convex, keep ``quad``.
+    """
+    pts = np.asarray(quad, np.float64)
+    d0, d1 = pts[1] - pts[0], pts[2] - pts[1]
+    sign = 1.0 if d0[0] * d1[1] - d0[1] * d1[0] >= 0 else -1.0  # outward = sign * (dy, -dx)
+    offsets = np.linspace(-RIDGE_REACH, RIDGE_REACH, 4 * RIDGE_REACH + 1)
+    lines = []
+    for i in range(4):
+        a, b = pts[i], pts[(i + 1) % 4]
+        along = b - a
+        length = float(np.hypot(*along))
+        if length < 1e-6:
+            return pts
+        normal = sign * np.array([along[1], -along[0]]) / length
+        t = np.linspace(0.15, 0.85, RIDGE_SAMPLES)
+        base = a + t[:, None] * along  # (S, 2)
+        grid = base[:, None, :] + offsets[None, :, None] * normal  # (S, K, 2)
+        gx, gy = grid[..., 0].astype(np.float32), grid[..., 1].astype(np.float32)
+        prof = cv2.remap(border, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=0.0)  # fmt: skip
+        top = prof.max(axis=1, keepdims=True)
+        k = prof.argmax(axis=1)
+        ok = (top[:, 0] >= RIDGE_LEAST) & (k > 0) & (k < len(offsets) - 1)
+        if ok.sum() < RIDGE_QUORUM * RIDGE_SAMPLES:
+            lines.append((a, along))
+            continue
+        # The ridge: the centre of mass of the profile's upper half round its peak (the middle
+        # of a flat band, sub-pixel on a soft one).
+        weight = np.clip(prof - 0.5 * top, 0.0, None)
+        run = np.zeros_like(weight, dtype=bool)
+        run[np.arange(len(k)), k] = True
+        for _ in range(len(offsets)):  # grow each row's run while the weight stays positive
+            grown = run | np.roll(run, 1, axis=1) | np.roll(run, -1, axis=1)
+            grown &= weight > 0
+            if (grown == run).all():
+                break
+            run = grown
+        weight = np.where(run, weight, 0.0)
+        at = (weight * offsets).sum(axis=1) / np.maximum(weight.sum(axis=1), 1e-9)
+        rows = np.flatnonzero(ok)
+        peaks = base[rows] + at[rows, None] * normal
+        centre = peaks.mean(axis=0)
+        _, _, vt = np.linalg.svd(peaks - centre)
+        direction = vt[0] if vt[0] @ along >= 0 else -vt[0]
+        lines.append((centre, direction))
+    out = np.empty((4, 2))
+    for i in range(4):  # corner i joins side i-1 and side i
+        (p, r), (q, u) = lines[i - 1], lines[i]
+        denom = r[0] * u[1] - r[1] * u[0]
+        if abs(denom) < 1e-9:
+            return pts
+        out[i] = p + ((q[0] - p[0]) * u[1] - (q[1] - p[1]) * u[0]) / denom * r
+    if np.abs(out - pts).max() > 2 * RIDGE_REACH:
+        return pts
+    return out
 
 
 def _offset_sides(quad: npt.NDArray[np.float64], by: float) -> npt.NDArray[np.float64] | None:
