@@ -58,7 +58,7 @@ def webrew_cards(root: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def score_photo(table: Any, truth: list[dict[str, Any]]) -> dict[str, int]:
-    """Counts for one recognised table (:class:`vision.pipeline.Table`) against its boxes."""
+    """Counts for one recognised table (:class:`vision.table.Table`) against its boxes."""
     boxes = np.asarray([c["box"] for c in truth], np.float64).reshape(-1, 4)
     corners = np.asarray(table.corners, np.float64).reshape(-1, 4, 2)
     found = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)

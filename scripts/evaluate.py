@@ -199,7 +199,7 @@ class Tally:
         return out
 
 
-def variants(table) -> dict[str, list[Card]]:  # noqa: ANN001 - vision.pipeline.Table
+def variants(table) -> dict[str, list[Card]]:  # noqa: ANN001 - vision.table.Table
     """The cards each ablation reads from one recognised table."""
     model = table.model_probabilities
     fused = table.probabilities

@@ -155,7 +155,7 @@ def test_an_os_error_names_its_file_in_plain_words(capsys: pytest.CaptureFixture
 
     import typer
 
-    from vision.cli import user_errors
+    from vision.cli_errors import user_errors
 
     @user_errors
     def denied() -> None:

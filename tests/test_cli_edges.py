@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.cli import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, run
+from vision.cli import run
+from vision.cli_errors import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED
 
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "table.jpg"
 #: The console entry as installed (``setvision = "vision.__main__:main"``).

@@ -313,7 +313,7 @@ class PhotoOutcome:
 
     Attributes:
         photo: input path.
-        result: the ``--json`` object (:meth:`vision.pipeline.Table.to_json`), None on error.
+        result: the ``--json`` object (:meth:`vision.table.Table.to_json`), None on error.
         written: the annotated file written, if any.
         error: one-line message when the photo could not be processed.
         annotated: (H, W, 3) uint8 BGR annotated copy when the job asked to keep it.

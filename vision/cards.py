@@ -45,7 +45,7 @@ class Count(Enum):
 
 
 #: How a colour that could not be read is shown (a colourless photo:
-#: ``vision.pipeline.Table.colourless``).
+#: ``vision.table.Table.colourless``).
 UNKNOWN_COLOUR: Final = "(colour?)"
 
 

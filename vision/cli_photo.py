@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vision.cli import EXIT_BAD_INPUT, EXIT_NO_CARDS, say_err, user_errors, user_message
+from vision.cli_errors import EXIT_BAD_INPUT, EXIT_NO_CARDS, say_err, user_errors, user_message
 from vision.errors import SetVisionError
 from vision.rules import no_set_verdict
 from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW, Detector
@@ -364,7 +364,7 @@ SMALL_CARD_PX = 28
 #: the shared table photos measure 75 to 97.
 LOW_JPEG_QUALITY = 30
 #: Share of a photo's cards (2 at least) with burnt-out paper (``burnt_out``, see
-#: :class:`vision.pipeline.Table`) from which the photo is said to be overexposed. A new user's
+#: :class:`vision.table.Table`) from which the photo is said to be overexposed. A new user's
 #: copy of a table with every pixel x 1.8 read 4 striped cards open, 3 at 91-93%; as taken, 1
 #: card of the 1,398 labelled ones is burnt out.
 OVEREXPOSED_SHARE = 0.25
@@ -496,7 +496,7 @@ def _progress(stream: Any, total: int, *, enabled: bool) -> Any:
 
 def _console(**options: Any) -> Any:
     """A rich ``Console`` (``options`` as its own) that lets a closed pipe raise
-    ``BrokenPipeError`` (:func:`vision.cli.user_errors` makes it exit code 141): rich's own
+    ``BrokenPipeError`` (:func:`vision.cli_errors.user_errors` makes it exit code 141): rich's own
     handling points stdout at /dev/null and exits with 1, the code for "no cards found"."""
     if "class" not in _CONSOLE:  # made once, on first use (rich is imported lazily)
         from rich.console import Console

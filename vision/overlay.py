@@ -19,7 +19,7 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import Final, NamedTuple
 
 import cv2
 import numpy as np
@@ -28,9 +28,7 @@ import numpy.typing as npt
 from vision.cards import UNKNOWN_COLOUR
 from vision.decode import format_confidence
 from vision.rules import SMALLEST_TABLE
-
-if TYPE_CHECKING:
-    from vision.pipeline import Table
+from vision.table import Table
 
 __all__ = ["annotation_scale", "draw_table", "set_colours"]
 
@@ -212,7 +210,7 @@ def draw_table(
     Args:
         frame: (H, W, 3) uint8 BGR photo the table was recognised on. Not modified (unless
             ``copy=False``).
-        table: the :class:`vision.pipeline.Table` for that photo.
+        table: the :class:`vision.table.Table` for that photo.
         copy: draw on a copy (default). ``False`` draws on ``frame`` itself, for a caller that
             owns the frame and no longer needs it (saves a 36 MB copy at 12 MP).
         legend_beside: when the legend would hide part of a card in every corner, put it on a
