@@ -192,3 +192,13 @@ def test_an_unknown_detector_is_one_line(capsys: pytest.CaptureFixture[str]) -> 
     assert run(["photo", "--detector", "yolo", "x.jpg"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--detector" in err and "learned" in err
+    assert "Value error" not in err  # typer's wording of a bad Enum choice, said plainly
+
+
+def test_the_detector_is_named_in_any_case(capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.cli import run
+
+    # Accepted: what fails is the missing photo, not the option.
+    assert run(["photo", "--detector", "LEARNED", "no-such-photo.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-photo.jpg" in err and "--detector" not in err

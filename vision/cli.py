@@ -236,6 +236,9 @@ def _run_command(command: Any, prog: str, args: list[str]) -> int:
         return exc.exit_code
     except exceptions.UsageError as exc:
         message = " ".join(exc.format_message().split()).rstrip(".")
+        # typer 0.2x words a bad choice of an Enum option "Invalid value for '--x': Value error,
+        # 'y' is not one of ..." (a new user's trial): the "Value error," says nothing more.
+        message = message.replace(": Value error, ", ": ")
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
         dashed = _dashed_argument(args) if isinstance(exc, exceptions.NoSuchOption) else None
         if dashed is not None and exc.ctx is not None:  # a photo "-x.jpg", a card "-1 red ..."

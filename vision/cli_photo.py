@@ -104,6 +104,7 @@ def photo_command(
         Detector,
         typer.Option(
             "--detector",
+            case_sensitive=False,
             help="How cards are found: the learned model, or the older contour geometry "
             "(kept for comparison; see the README's Accuracy).",
         ),
