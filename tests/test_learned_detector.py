@@ -186,6 +186,27 @@ def test_photo_with_the_learned_detector(
     assert [len(line["sets"]) for line in lines] == [4, 4]
 
 
+@needs_model
+@pytest.mark.parametrize(
+    ("frame", "match"),
+    [(np.zeros((100, 100), np.uint8), "expected"), (np.zeros((100, 100, 3), np.float32), "uint8"),
+     (np.zeros((100, 100, 4), np.uint8), "expected")],
+)  # fmt: skip
+def test_a_frame_that_is_not_bgr_uint8_is_refused(frame: np.ndarray, match: str) -> None:
+    from vision.detect import find_cards
+
+    with pytest.raises(ValueError, match=match):
+        find_cards(frame)
+
+
+@needs_model
+def test_tiny_and_thin_frames_hold_no_card() -> None:
+    from vision.detect import find_cards
+
+    for h, w in ((8, 8), (15, 400), (20, 20000), (20000, 24)):
+        assert len(find_cards(np.full((h, w, 3), 128, np.uint8))) == 0
+
+
 def test_an_unknown_detector_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from vision.cli import run
 

@@ -23,6 +23,9 @@ __all__ = ["LearnedDetector", "find_cards", "find_cards_learned"]
 #: foreshortens a card lying across its view to about 0.8, one along it to about 3.1.
 MIN_SIDE_RATIO: Final = 0.75
 MAX_SIDE_RATIO: Final = 3.2
+#: Frames with a side under this many pixels hold no readable card (and the network would
+#: see them as a line of pixels).
+MIN_FRAME_SIDE: Final = 16
 #: A quad reaching this share of its short side past the frame edge is a card cut by it
 #: (``partial``); past :data:`CUT_TOO_FAR`, too little of it shows to be reported.
 CUT_TOLERANCE: Final = 0.02
@@ -57,7 +60,17 @@ def find_cards_learned(
 
     Returns:
         :class:`CardDetections` in frame pixels, corners TL, TR, BR, BL of the portrait card.
+
+    Raises:
+        ValueError: if ``frame`` is not an (H, W, 3) uint8 array.
     """
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
+        shape = getattr(frame, "shape", None)
+        raise ValueError(f"frame: expected (H, W, 3) uint8 BGR, got shape {shape}")
+    if frame.dtype != np.uint8:
+        raise ValueError(f"frame: expected uint8, got {frame.dtype}")
+    if min(frame.shape[:2]) < MIN_FRAME_SIDE:
+        return CardDetections.empty()
     found = segmenter.find(frame)
     quads = found.corners.astype(np.float64)
     keep = found.scores >= MIN_SCORE
