@@ -4,7 +4,7 @@ and webrew (the photographer's axis-aligned boxes, ``../shared/datasets/table_bo
 
     python scripts/eval_detector.py                      # the learned model in models/
     python scripts/eval_detector.py --cv                 # each source by a model that never saw it
-    python scripts/eval_detector.py --detector heuristic # the older contour detector, to compare
+    python scripts/eval_detector.py --detector contours  # the older contour detector, to compare
 
 Annotated photos: recall and precision at polygon IoU >= 0.85 and >= 0.5, corner error after
 the best cyclic alignment (px), photos complete (every required card found, nothing else);
@@ -57,7 +57,7 @@ def learned_detector(model: Path) -> Any:
     return lambda frame: find_cards_learned(frame, segmenter, **LEARNED_OPTIONS).corners
 
 
-def heuristic_detector() -> Any:
+def contour_detector() -> Any:
     from vision.detect.find import find_cards
 
     return lambda frame: find_cards(frame).corners
@@ -201,7 +201,7 @@ def record(root: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--detector", choices=["learned", "heuristic"], default="learned")
+    parser.add_argument("--detector", choices=["learned", "contours"], default="learned")
     parser.add_argument("--model", type=Path, default=SHIPPED)
     parser.add_argument("--cv", action="store_true", help="leave-source-out models")
     parser.add_argument("--cv-root", type=Path, default=CV_ROOT,
@@ -226,8 +226,8 @@ def main() -> None:
         record(root)
         return
     t0 = time.time()
-    if args.detector == "heuristic":
-        one = heuristic_detector()
+    if args.detector == "contours":
+        one = contour_detector()
         detect_for = lambda source: one  # noqa: E731
     elif args.cv:
         models = {}
