@@ -1299,7 +1299,7 @@ def _card_of(side: float, x: float = 0.0) -> dict:
 def test_a_photo_too_small_for_its_cards_is_said(
     width: int, height: int, sides: list[float], words: str | None, paper: bool
 ) -> None:
-    from vision.cli_photo import size_warning
+    from vision.photo_warnings import size_warning
 
     cards = [_card_of(side, 50 * i) for i, side in enumerate(sides)]
     warning = size_warning({"width": width, "height": height, "cards": cards, "paper_edges": paper})
@@ -1530,7 +1530,7 @@ def test_an_overexposed_photo_is_read_with_a_warning(tmp_path: Path) -> None:
      (12, 12, True)],
 )  # fmt: skip
 def test_overexposure_is_said_from_a_quarter_of_the_cards(burnt, cards, warned) -> None:
-    from vision.cli_photo import exposure_warning
+    from vision.photo_warnings import exposure_warning
 
     result = {"cards": [{"burnt_out": i < burnt} for i in range(cards)]}
     assert (exposure_warning(result) is not None) == warned
