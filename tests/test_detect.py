@@ -3,6 +3,12 @@
 Each frame is rendered here: white rounded-corner cards (57 x 89 mm) with coloured symbols are
 mapped into the frame through a homography, on dark, textured or light backgrounds, with
 distractors (a square sticky note, a long blank envelope) and cards cut by the frame edge.
+
+Every test that calls ``find_cards`` runs twice: with the older contour detector
+(``vision.detect.find``, which these scenes were written for) and with the learned one, the
+default (``vision.detect.find_cards``). The scenes the learned one does not get right yet are
+listed in :data:`LEARNED_GAPS` and marked strict expected failures: one that starts passing
+fails until it is taken off the list.
 """
 
 from __future__ import annotations
@@ -12,8 +18,59 @@ import numpy as np
 import pytest
 
 from vision.detect import CardDetections, order_corners
+from vision.detect import find_cards as learned_find_cards
 from vision.detect.find import find_cards
 from vision.warp import warp_cards
+
+#: (test, its parameters) -> why the learned detector fails it, measured 2026-12-03 with
+#: models/card_detector.onnx (41 of the 52 runs that call find_cards passed, bad input since).
+LEARNED_GAPS: dict[tuple[str, tuple], str] = {
+    ("test_touching_pair_is_split", (0,)): "two cards touching edge to edge are one piece",
+    (
+        "test_card_with_a_shadow_strip_along_its_side_is_found_whole",
+        (0.45,),
+    ): "a shadow's straight edge along the card is taken for its side",
+    (
+        "test_card_with_a_shadow_strip_along_its_side_is_found_whole",
+        (0.5,),
+    ): "a shadow's straight edge along the card is taken for its side",
+    ("test_white_card_on_white_sill_beside_a_card_is_found", ()): "white on white, no edge",
+    ("test_small_white_card_on_white_desk_found_from_its_symbols", ()): "white on white",
+    (
+        "test_sticky_note_and_blank_sheet_on_white_desk_rejected",
+        (),
+    ): "a blank sheet of a card's shape is taken for a card",
+    ("test_cards_in_tray_cells_found_as_cards_in_dim_light", (1.0,)): "the cell is found",
+    ("test_cards_in_tray_cells_found_as_cards_in_dim_light", (0.6,)): "the cell is found",
+    ("test_lone_card_with_faint_symbols_not_taken", ()): "a blank card-shaped paper is taken",
+    (
+        "test_real_photos_recall_and_precision",
+        (),
+    ): "precision 97.9% on the photos it was trained on, under this test's 98.5% floor",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests that call ``find_cards`` run with each detector (``scene_detector``)."""
+    if "find_cards" in metafunc.function.__code__.co_names:
+        metafunc.parametrize("scene_detector", ["contours", "learned"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def scene_detector(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The detector ``find_cards`` stands for in this test (the contour one where the test does
+    not call it)."""
+    kind = getattr(request, "param", "contours")
+    if kind == "learned":
+        monkeypatch.setitem(globals(), "find_cards", learned_find_cards)
+        params = getattr(request.node, "callspec", None)
+        values = tuple(v for k, v in (params.params.items() if params else ())
+                       if k != "scene_detector")  # fmt: skip
+        why = LEARNED_GAPS.get((request.node.originalname, values))
+        if why is not None:
+            request.applymarker(pytest.mark.xfail(strict=True, reason=f"learned: {why}"))
+    return kind
+
 
 CARD_W, CARD_H = 228, 356  # 4 px per mm
 
