@@ -160,7 +160,6 @@ class GameVideo:
         self.size = (int(size[0]), int(size[1]))
         self.fps = float(fps)
         self.noise = float(noise)
-        self._rng = rng
         self.drift_px = float(drift_px)
         self._slots = _slot_quads()
         self.steps, self._cards, self._on = _timeline(script, reach_s, hold_s, settle_s)
@@ -185,14 +184,16 @@ class GameVideo:
         self._skin = np.array([[150, 175, 225], [110, 140, 195], [70, 100, 150], [45, 65, 100]][
             int(rng.integers(4))], np.float64) * rng.uniform(0.85, 1.1)  # fmt: skip
         self._drift = rng.uniform(0, 2 * np.pi, 3)
+        self._noise_seed = int(rng.integers(2**32))
 
     @property
     def frame_count(self) -> int:
+        """Frames in the video: up to the table's last settled moment."""
         return int(np.ceil(self.duration_s * self.fps))
 
     def frames(self) -> Iterator[VideoFrame]:
-        """Every frame, in order (rendered as it is asked for)."""
-        noise_rng = np.random.default_rng(int(self._rng.integers(2**32)))
+        """Every frame, in order, rendered as it is asked for (the same frames every call)."""
+        noise_rng = np.random.default_rng(self._noise_seed)
         for index in range(self.frame_count):
             yield self._frame(index, noise_rng)
 
