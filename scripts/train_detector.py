@@ -59,6 +59,7 @@ from vision.render import (  # noqa: E402
     SHEET_KINDS,
     render_table,
 )
+from vision.render_clutter import rounded_rect_mask  # noqa: E402
 
 CACHE = REPO_ROOT / "build" / "detector_cache"
 #: Leave-source-out folds of the annotated sources (about a third of the cards each): the
@@ -107,12 +108,7 @@ def paste_faces(frame: np.ndarray, corners: np.ndarray, faces: list[np.ndarray],
     for quad in corners:
         face = faces[int(rng.integers(len(faces)))]
         fh, fw = face.shape[:2]
-        mask = np.zeros((fh, fw), np.uint8)
-        r = max(int(0.06 * fw), 1)
-        cv2.rectangle(mask, (r, 0), (fw - 1 - r, fh - 1), 255, -1)
-        cv2.rectangle(mask, (0, r), (fw - 1, fh - 1 - r), 255, -1)
-        for cx, cy in ((r, r), (fw - 1 - r, r), (r, fh - 1 - r), (fw - 1 - r, fh - 1 - r)):
-            cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
+        mask = rounded_rect_mask(fw, fh, max(int(0.06 * fw), 1))
         src = np.float32([[-0.5, -0.5], [fw - 0.5, -0.5], [fw - 0.5, fh - 0.5], [-0.5, fh - 0.5]])
         hom = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
         warped = cv2.warpPerspective(face, hom, (w, h), flags=cv2.INTER_AREA)

@@ -18,7 +18,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CLUTTER_KINDS", "SHEET_KINDS", "clutter_object", "clutter_width", "draw_sheet"]
+__all__ = [
+    "CLUTTER_KINDS",
+    "SHEET_KINDS",
+    "clutter_object",
+    "clutter_width",
+    "draw_sheet",
+    "rounded_rect_mask",
+]
 
 #: Object kinds drawn by :func:`clutter_object`.
 CLUTTER_KINDS: Final = ("keyboard", "laptop", "mouse", "cup", "envelope")
@@ -35,6 +42,17 @@ _WIDTHS: Final = {
     "cup": (1.2, 1.6),
     "envelope": (2.0, 3.9),
 }
+
+
+def rounded_rect_mask(w: int, h: int, r: int) -> npt.NDArray[np.uint8]:
+    """(h, w) uint8 mask, 255 inside a rectangle filling the image with corners rounded to
+    radius ``r`` px (anti-aliased arcs)."""
+    mask = np.zeros((h, w), np.uint8)
+    cv2.rectangle(mask, (r, 0), (w - 1 - r, h - 1), 255, -1)
+    cv2.rectangle(mask, (0, r), (w - 1, h - 1 - r), 255, -1)
+    for cx, cy in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
+        cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    return mask
 
 
 def clutter_width(kind: str, rng: np.random.Generator) -> float:
@@ -87,12 +105,7 @@ def clutter_object(
             pad_w = int(0.3 * w)  # the touchpad
             cv2.rectangle(img, ((w - pad_w) // 2, int(0.58 * h)), ((w + pad_w) // 2, int(0.92 * h)),
                           tuple(float(v) for v in body * 0.93), -1)  # fmt: skip
-        mask = np.zeros((h, w), np.uint8)
-        r = max(int(0.02 * w), 2)
-        cv2.rectangle(mask, (r, 0), (w - 1 - r, h - 1), 255, -1)
-        cv2.rectangle(mask, (0, r), (w - 1, h - 1 - r), 255, -1)
-        for cx, cy in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
-            cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
+        mask = rounded_rect_mask(w, h, max(int(0.02 * w), 2))
         return np.clip(img, 0, 255).astype(np.uint8), mask.astype(np.float32) / 255.0
     if kind == "mouse":
         h = int(w * rng.uniform(1.6, 1.9))

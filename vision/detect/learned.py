@@ -1,6 +1,7 @@
 """A learned card finder: a small segmentation network (ONNX, onnxruntime) labels each pixel of a
-shrunk frame as table, card or card border; each connected piece of card is one card, and its
-quad, pushed out by the border's known width, is the card.
+shrunk frame as table, card or card border; each connected piece of card is one card (pieces
+of cards joined without a border are parted first), and its quad, pushed out by the border's
+known width and then set on the ridge of the border probability along each side, is the card.
 
 Why a border class: cards that touch or overlap merge into one blob in a plain card / not-card
 mask; a band of fixed width along every card's outline (painted over the cards beneath, later
@@ -203,11 +204,13 @@ def sides_on_ridge(
     near it: the card's outline, wherever the network drew the band and however wide.
 
     Along each side, :data:`RIDGE_SAMPLES` profiles across it (the middle 70%, clear of the
-    rounded corners) reach :data:`RIDGE_REACH` px either way; each profile's peak (sub-pixel, a
-    parabola through the top three) counts where it is a ridge, P(border) at least
-    :data:`RIDGE_LEAST`, inside the profile. A side with :data:`RIDGE_QUORUM` of its profiles
-    on a ridge gets the least-squares line through the peaks; the corners are where the sides
-    meet. Sides without a ridge, or a result no longer convex, keep ``quad``.
+    rounded corners) reach :data:`RIDGE_REACH` px either way; a profile whose peak is
+    P(border) of at least :data:`RIDGE_LEAST`, inside the profile, has its ridge at the centre
+    of its upper half round the peak (the middle of a flat band, sub-pixel on a soft one). A
+    side with :data:`RIDGE_QUORUM` of its profiles on a ridge gets the least-squares line
+    through them; the corners are where the sides meet. A side without a ridge stays; ``quad``
+    is kept whole where two sides are parallel or a corner would move over
+    2 x :data:`RIDGE_REACH`.
     """
     pts = np.asarray(quad, np.float64)
     d0, d1 = pts[1] - pts[0], pts[2] - pts[1]
@@ -233,8 +236,6 @@ def sides_on_ridge(
         if ok.sum() < RIDGE_QUORUM * RIDGE_SAMPLES:
             lines.append((a, along))
             continue
-        # The ridge: the centre of mass of the profile's upper half round its peak (the middle
-        # of a flat band, sub-pixel on a soft one).
         weight = np.clip(prof - 0.5 * top, 0.0, None)
         run = np.zeros_like(weight, dtype=bool)
         run[np.arange(len(k)), k] = True
@@ -252,15 +253,26 @@ def sides_on_ridge(
         _, _, vt = np.linalg.svd(peaks - centre)
         direction = vt[0] if vt[0] @ along >= 0 else -vt[0]
         lines.append((centre, direction))
-    out = np.empty((4, 2))
-    for i in range(4):  # corner i joins side i-1 and side i
-        (p, r), (q, u) = lines[i - 1], lines[i]
-        denom = r[0] * u[1] - r[1] * u[0]
-        if abs(denom) < 1e-9:
-            return pts
-        out[i] = p + ((q[0] - p[0]) * u[1] - (q[1] - p[1]) * u[0]) / denom * r
-    if np.abs(out - pts).max() > 2 * RIDGE_REACH:
+    out = _corners(np.array([p for p, _ in lines]), np.array([d for _, d in lines]))
+    if out is None or np.abs(out - pts).max() > 2 * RIDGE_REACH:
         return pts
+    return out
+
+
+def _corners(
+    points: npt.NDArray[np.float64], directions: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64] | None:
+    """(4, 2) corners of the quad whose side i is the line through ``points[i]`` along
+    ``directions[i]``: corner i is where side i - 1 meets side i; None if two neighbouring
+    sides are parallel."""
+    out = np.empty((4, 2))
+    for i in range(4):
+        p, r = points[i - 1], directions[i - 1]
+        q, s = points[i], directions[i]
+        denom = r[0] * s[1] - r[1] * s[0]
+        if abs(denom) < 1e-9:
+            return None
+        out[i] = p + ((q[0] - p[0]) * s[1] - (q[1] - p[1]) * s[0]) / denom * r
     return out
 
 
@@ -274,17 +286,7 @@ def _offset_sides(quad: npt.NDArray[np.float64], by: float) -> npt.NDArray[np.fl
     direction = ends - starts
     normal = np.stack([direction[:, 1], -direction[:, 0]], axis=1)  # outward
     normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-9)
-    moved = starts + by * normal
-    out = np.empty_like(quad)
-    for i in range(4):  # corner i joins side i-1 and side i
-        p, r = moved[i - 1], direction[i - 1]
-        q, s = moved[i], direction[i]
-        denom = r[0] * s[1] - r[1] * s[0]
-        if abs(denom) < 1e-9:
-            return None
-        t = ((q[0] - p[0]) * s[1] - (q[1] - p[1]) * s[0]) / denom
-        out[i] = p + t * r
-    return out
+    return _corners(starts + by * normal, direction)
 
 
 def network_input(
