@@ -4,11 +4,10 @@ Each frame is rendered here: white rounded-corner cards (57 x 89 mm) with colour
 mapped into the frame through a homography, on dark, textured or light backgrounds, with
 distractors (a square sticky note, a long blank envelope) and cards cut by the frame edge.
 
-Every test that calls ``find_cards`` runs twice: with the older contour detector
-(``vision.detect.find``, which these scenes were written for) and with the learned one, the
-default (``vision.detect.find_cards``). The scenes the learned one does not get right yet are
-listed in :data:`LEARNED_GAPS` and marked strict expected failures: one that starts passing
-fails until it is taken off the list.
+The scenes were written for the older contour detector (deleted, #33); they run against the
+learned one, ``vision.detect.find_cards``. Those it does not get right yet are listed in
+:data:`LEARNED_GAPS` and marked strict expected failures: one that starts passing fails until it
+is taken off the list.
 """
 
 from __future__ import annotations
@@ -17,13 +16,11 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.detect import CardDetections, order_corners
-from vision.detect import find_cards as learned_find_cards
-from vision.detect.find import find_cards
+from vision.detect import CardDetections, find_cards, order_corners
 from vision.warp import warp_cards
 
 #: (test, its parameters) -> why the learned detector fails it, measured 2026-12-03 with
-#: models/card_detector.onnx (41 of the 52 runs that call find_cards passed, bad input since).
+#: models/card_detector.onnx (33 of the 43 tests pass).
 LEARNED_GAPS: dict[tuple[str, tuple], str] = {
     ("test_touching_pair_is_split", (0,)): "two cards touching edge to edge are one piece",
     (
@@ -50,26 +47,15 @@ LEARNED_GAPS: dict[tuple[str, tuple], str] = {
 }
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Tests that call ``find_cards`` run with each detector (``scene_detector``)."""
-    if "find_cards" in metafunc.function.__code__.co_names:
-        metafunc.parametrize("scene_detector", ["contours", "learned"], indirect=True)
-
-
 @pytest.fixture(autouse=True)
-def scene_detector(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The detector ``find_cards`` stands for in this test (the contour one where the test does
-    not call it)."""
-    kind = getattr(request, "param", "contours")
-    if kind == "learned":
-        monkeypatch.setitem(globals(), "find_cards", learned_find_cards)
-        params = getattr(request.node, "callspec", None)
-        values = tuple(v for k, v in (params.params.items() if params else ())
-                       if k != "scene_detector")  # fmt: skip
-        why = LEARNED_GAPS.get((request.node.originalname, values))
-        if why is not None:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=f"learned: {why}"))
-    return kind
+def _learned_gap(request: pytest.FixtureRequest) -> None:
+    """A test (with its parameters) listed in :data:`LEARNED_GAPS` is a strict expected
+    failure, with its reason."""
+    params = getattr(request.node, "callspec", None)
+    values = tuple(params.params.values()) if params else ()
+    why = LEARNED_GAPS.get((request.node.originalname, values))
+    if why is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"learned: {why}"))
 
 
 CARD_W, CARD_H = 228, 356  # 4 px per mm
@@ -492,41 +478,6 @@ def test_card_filling_its_tray_cell_is_not_cut_to_its_symbols():
     match(find_cards(frame), truth, 4.0)
 
 
-def test_only_cards_with_unplaced_symbols_beside_them_seed_a_search():
-    from vision.detect.find import _beside
-
-    quads = np.array(
-        [rect_quad(100, 100, 90, 0), rect_quad(400, 100, 90, 0)], dtype=np.float64
-    )  # long side 90
-    # Symbols 70 px right of the first card (a neighbour's place); none near the second; one
-    # inside the second card (its own) does not count.
-    points = np.array([[170.0, 100.0], [400.0, 100.0]])
-    assert np.allclose(_beside(quads, points), quads[:1])
-    assert len(_beside(quads, np.zeros((0, 2)))) == 0
-    assert len(_beside(quads[:0], points)) == 0
-
-
-def test_near_square_card_takes_its_long_sides_from_its_symbols() -> None:
-    # A card foreshortened to a square (a low camera): its outline cannot say which sides are
-    # long, its symbols (wide ovals, stacked) can; given either way round, edge 0-1 ends up
-    # across the ovals (the card's short edge).
-    from vision.detect.find import _short_edges_by_ink
-
-    frame = np.full((400, 400, 3), 35, np.uint8)
-    frame[100:300, 100:300] = 235
-    for y in (140, 200, 260):
-        cv2.ellipse(frame, (200, y), (60, 20), 0, 0, 360, (60, 140, 40), -1)
-    square = np.array([[100, 100], [300, 100], [300, 300], [100, 300]], np.float64)
-    known = np.zeros(2, dtype=bool)
-    quads, known = _short_edges_by_ink(
-        frame, np.stack([square, np.roll(square, 1, axis=0)]), 340.0, (200.0, 200.0), known
-    )
-    assert known.all()
-    for quad in quads:
-        top = quad[1] - quad[0]
-        assert abs(top[1]) < 1e-9 and abs(top[0]) == 200  # a horizontal edge: across the ovals
-
-
 def _tray_of_cream_cards(scale: float) -> tuple[np.ndarray, list[np.ndarray]]:
     """A bluish-white tray of 2 x 3 cells drawn in pen, each holding a cream card with a margin
     of tray round it (its edge shows mostly as warmth), every channel times ``scale``."""
@@ -555,94 +506,6 @@ def test_cards_in_tray_cells_found_as_cards_in_dim_light(scale):
     # tray round the card) was taken for the card (koff IMG01-07: 2 ovals read as 3).
     frame, truth = _tray_of_cream_cards(scale)
     match(find_cards(frame), truth, 4.0)
-
-
-def test_brighten_only_dim_scenes():
-    from vision.detect.masks import BRIGHT_TO, MAX_GAIN, WHITE_LEVEL, brighten
-
-    bright = np.full((40, 60, 3), (200, 180, 170), np.uint8)
-    same, gain = brighten(bright)
-    assert gain == 1.0 and same is bright
-    dim = (bright * 0.8).astype(np.uint8)  # whitest level (darkest channel) 136
-    assert WHITE_LEVEL > 136
-    up, gain = brighten(dim)
-    assert gain == pytest.approx(BRIGHT_TO / 136)  # to a typical photo's white, not just 150
-    assert int(up[..., 2].max()) == round(136 * gain)
-    _, gain = brighten(np.full((8, 8, 3), 10, np.uint8))
-    assert gain == MAX_GAIN
-
-
-@pytest.mark.parametrize(
-    ("whites", "changed"),
-    [
-        ((200, 200, 200), False),  # neutral
-        ((180, 200, 220), False),  # a cast of 1.22, as photographed scenes have (up to 1.28)
-        ((150, 200, 250), True),  # warm light: cast 1.67
-        ((250, 230, 160), True),  # a blue window: cast 1.56
-    ],
-)
-def test_balance_reduces_strong_casts_only(whites, changed):
-    from vision.detect.masks import CAST_FROM, CAST_TO, balance
-
-    rng = np.random.default_rng(0)
-    # A scene: 70 % table at a third of the light, 30 % paper at the whites (BGR), noise.
-    table = np.array(whites, np.float32) / 3 + rng.normal(0, 3, (70, 50, 3))
-    paper = np.array(whites, np.float32) + rng.normal(0, 2, (30, 50, 3))
-    small = np.clip(np.concatenate([table, paper]), 0, 255).astype(np.uint8)
-    out = balance(small)
-    assert out.shape == small.shape and out.dtype == np.uint8
-    if not changed:
-        assert out is small
-        return
-    assert max(whites) / max(min(whites), 1) > CAST_FROM
-    level = [float(np.percentile(out[..., c], 99)) for c in range(3)]
-    assert max(level) / max(min(level), 1) == pytest.approx(CAST_TO, abs=0.03)
-    # One gain per channel, never below 1 (nothing is darkened), the strongest channel kept.
-    assert (out.astype(int) >= small.astype(int)).all()
-    strongest = int(np.argmax(whites))
-    assert np.array_equal(out[..., strongest], small[..., strongest])
-    for c in range(3):
-        bright = small[..., c] > 20
-        ratio = out[..., c][bright] / small[..., c][bright].astype(float)
-        assert ratio.max() - ratio.min() < 0.1  # the same gain everywhere (rounding aside)
-
-
-def test_balance_gains_are_capped():
-    from vision.detect.masks import MAX_GAIN, balance
-
-    # A scene in two channels only (a saturated red-green table): its near-empty blue channel
-    # is the scene's colour, not the light's, and is not raised past MAX_GAIN.
-    small = np.zeros((20, 20, 3), np.uint8)
-    small[..., 0] = 10
-    small[..., 1] = 200
-    small[..., 2] = 250
-    out = balance(small)
-    assert int(out[..., 0].max()) == round(10 * MAX_GAIN)
-    assert np.array_equal(out[..., 2], small[..., 2])
-
-
-def test_local_card_area_follows_the_perspective_of_the_table() -> None:
-    from vision.detect.geometry import local_card_area
-
-    def card(cx: float, cy: float, size: float) -> np.ndarray:  # a square of side ``size``
-        h = size / 2
-        return np.array([[cx - h, cy - h], [cx + h, cy - h], [cx + h, cy + h], [cx - h, cy + h]])
-
-    # Rows nearer the camera (lower in the frame) hold larger cards: side 60 + 0.2 y.
-    found = np.array([card(x, y, 60 + 0.2 * y) for y in (100, 250, 400) for x in (100, 300)])
-    # Where no card was found, at y = 550: side 170, as the rows above say (no median: 110).
-    area = local_card_area(card(500, 550, 10)[None], found)
-    assert area[0] == pytest.approx(170.0**2, rel=1e-6)
-    # A found card containing the point is its parent region, left out; a merged pair (twice
-    # the size its place says) does not bend the fit.
-    merged = card(500, 250, 2 * (60 + 0.2 * 250))
-    area = local_card_area(card(500, 250, 10)[None], np.concatenate([found, merged[None]]))
-    assert area[0] == pytest.approx(110.0**2, rel=1e-6)
-    pair = np.concatenate([found, card(700, 250, 2 * 110)[None]])
-    assert local_card_area(card(500, 550, 10)[None], pair)[0] == pytest.approx(170.0**2, rel=1e-6)
-    # Fewer than three cards say nothing of the perspective: 0 (no constraint).
-    assert local_card_area(card(0, 0, 1)[None], found[:2])[0] == 0.0
-    assert local_card_area(card(0, 0, 1)[None], found[:0])[0] == 0.0
 
 
 def _faint_symbols(frame: np.ndarray, quad: np.ndarray) -> None:

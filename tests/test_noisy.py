@@ -1,6 +1,5 @@
-"""Noisy working images (vision.detect.masks.noise_level, calmed): the estimate on synthetic
-noise, when smoothing happens, and, with the shared photos, a small photo with strong noise
-(found by a new user's trial: every card lost at sigma 12, four false cards at sigma 4)."""
+"""A small photo with strong noise (found by a new user's trial of the older contour detector:
+every card lost at sigma 12, four false cards at sigma 4), with the shared photos."""
 
 from __future__ import annotations
 
@@ -9,39 +8,6 @@ import pytest
 
 from tests._annotations import annotated_photo
 from vision.data import shared_datasets
-from vision.detect.masks import CALM_ABOVE, CALM_MIN_SIDE, calmed, noise_level
-
-
-def _noisy(sigma: float, shape=(480, 640, 3), seed: int = 0) -> np.ndarray:
-    base = np.full(shape, 180, np.float64)
-    base[100:300, 200:330] = 240  # a card's paper
-    base[150:250, 240:290] = 90  # its ink
-    noise = np.random.default_rng(seed).normal(0, sigma, shape)
-    return np.clip(base + noise, 0, 255).astype(np.uint8)
-
-
-@pytest.mark.parametrize("sigma", [4, 8, 12, 20])
-def test_the_noise_estimate_follows_added_gaussian_noise(sigma: float) -> None:
-    # Per-channel noise of sigma s gives a grey image noise of about s / sqrt(3)..s; the
-    # estimate is scaled on such noise (BGR to grey weights 0.11, 0.59, 0.30: 0.67 s).
-    level = noise_level(_noisy(sigma))
-    assert 0.5 * sigma < level < 1.0 * sigma
-
-
-def test_a_clean_image_measures_no_noise_and_is_left_alone() -> None:
-    clean = _noisy(0)
-    assert noise_level(clean) < 0.5
-    assert calmed(clean) is clean
-
-
-def test_a_noisy_image_is_smoothed_and_a_small_one_is_not() -> None:
-    noisy = _noisy(12)
-    assert noise_level(noisy) > CALM_ABOVE
-    out = calmed(noisy)
-    assert out.shape == noisy.shape and out.dtype == np.uint8
-    assert noise_level(out) < 0.5 * noise_level(noisy)
-    chip = _noisy(12, shape=(CALM_MIN_SIDE - 1, 200, 3))  # a chip filled with texture reads
-    assert calmed(chip) is chip  # as noise: not estimated
 
 
 @pytest.mark.slow
@@ -52,7 +18,7 @@ def test_cards_of_a_small_noisy_photo_are_found(sigma: float, seed: int) -> None
         pytest.skip("shared photos not available")
     import cv2
 
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.evaluation import score_photo
     from vision.io import load_image
 
@@ -60,7 +26,7 @@ def test_cards_of_a_small_noisy_photo_are_found(sigma: float, seed: int) -> None
     photo = annotated_photo(path)
     full = load_image(root / path)
     h, w = full.shape[:2]
-    scale = 960 / max(h, w)  # 717 x 960: the working image is the photo itself
+    scale = 960 / max(h, w)  # 717 x 960
     small = cv2.resize(full, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
     noise = np.random.default_rng(seed).normal(0, sigma, small.shape)
     frame = np.clip(small + noise, 0, 255).astype(np.uint8)
