@@ -39,7 +39,7 @@ root, folder, size, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv
 sys.path.insert(0, root)
 cv2.setNumThreads(1)
 from pathlib import Path
-from vision.detect.find import find_cards
+from vision.detect import find_cards
 from vision.warp import warp_cards
 frames = [np.load(p) for p in sorted(Path(folder).glob(size + "_*.npy"))]
 out = {k: [] for k in ("detect", "warp", "total", "detect_cpu", "warp_cpu", "cpu")}

@@ -11,7 +11,6 @@ time is the fairer number (the load average is printed).
 
     python scripts/benchmark_detection.py                 # 20 photos, 3 repeats
     python scripts/benchmark_detection.py --photos 40 --json
-    python scripts/benchmark_detection.py --detector contours  # the older contour detector
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from vision.data import read_csv, shared_datasets  # noqa: E402
-from vision.detect.find import find_cards  # noqa: E402
+from vision.detect import find_cards  # noqa: E402
 from vision.io import load_image  # noqa: E402
 from vision.warp import warp_cards  # noqa: E402
 
@@ -43,20 +42,17 @@ FULL_RESOLUTION = {
 }
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-#: The detector timed: the learned one, or the contour one (``--detector contours``).
-DETECT = {"find": find_cards}
 
 
 def _time(frame: np.ndarray, repeat: int) -> tuple[dict[str, list[float]], int]:
     """Per run (after a warm-up): wall and CPU ms of find_cards + warp_cards together and of
     each alone; and the card count."""
-    find = DETECT["find"]
-    detections = find(frame)
+    detections = find_cards(frame)
     warp_cards(frame, detections.corners)
     times: dict[str, list[float]] = {k: [] for k in ("wall", "cpu", "detect", "warp", "detect_cpu")}
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
-        detections = find(frame)
+        detections = find_cards(frame)
         w1, c1 = time.perf_counter(), time.process_time()
         warp_cards(frame, detections.corners)
         w2, c2 = time.perf_counter(), time.process_time()
@@ -79,22 +75,9 @@ def main(
     repeat: Annotated[int, typer.Option(help="Timed runs per frame.")] = 3,
     seed: Annotated[int, typer.Option(help="Photo sample seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    detector: Annotated[
-        str,
-        typer.Option(
-            help="learned (vision.detect.find_cards, the default) or contours "
-            "(the older vision.detect.find)."
-        ),
-    ] = "learned",
 ) -> None:
     """Median and p95 of find_cards + warp_cards per frame size, one OpenCV thread."""
     cv2.setNumThreads(1)
-    if detector == "learned":
-        from vision.detect.learned_find import LearnedDetector
-
-        DETECT["find"] = LearnedDetector()
-    elif detector != "contours":
-        raise typer.BadParameter(f"--detector: contours or learned, not {detector!r}")
     root = shared_datasets()
     assert root is not None
     rows = [r for r in read_csv("tables.csv") if r["labels"] != "negative"]

@@ -8,11 +8,11 @@ long side is 350 to 550 px (a phone crop, a message thumbnail); the whole cards 
 are its truth. A card counts as found when a detection's centre lies within a quarter of the
 card's size of its centre (one detection per card). Seeded: the same windows on every run.
 
-Measured 2026-12-01 (seed 0, 2 per photo): 201 close-ups, 292 of 305 whole cards found (95.7%),
-12 close-ups missing a card, all pclewis; ``--enlarge-to 640``: 293 (96.1%), 11: the photo's size
-was not the cause, the slant was (a crop's centre is not the camera's). With candidates scored
-under cameras off the image's centre too (``vision.detect.scoring.tilted_scores``): 299 (98.0%),
-5 close-ups missing a card, all pclewis.
+Measured 2026-12-01 with the older contour detector (deleted, #33; seed 0, 2 per photo): 201
+close-ups, 292 of 305 whole cards found (95.7%), 12 close-ups missing a card, all pclewis;
+``--enlarge-to 640``: 293 (96.1%), 11: the photo's size was not the cause, the slant was (a
+crop's centre is not the camera's). With its candidates scored under cameras off the image's
+centre too: 299 (98.0%), 5 close-ups missing a card, all pclewis.
 
     python scripts/eval_closeups.py [-v] [--per-photo 2] [--seed 0] [--enlarge-to PX]
 """
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from vision.data import shared_datasets
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.evaluation import load_annotations
     from vision.io import load_image
 

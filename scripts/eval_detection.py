@@ -66,7 +66,7 @@ def load_photo(path: Path) -> npt.NDArray[np.uint8]:
 
 def detect(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     """Detected corners (N, 4, 2) from ``vision.detect.find_cards``."""
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
 
     return np.asarray(find_cards(image).corners, dtype=np.float32).reshape(-1, 4, 2)
 

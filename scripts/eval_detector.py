@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Measure a card detector on real photos: the annotated sources (corners, ``datasets/detection``)
-and webrew (the photographer's axis-aligned boxes, ``../shared/datasets/table_boxes.csv``).
+"""Measure the card detector on real photos: the annotated sources (corners,
+``datasets/detection``) and webrew (the photographer's axis-aligned boxes,
+``../shared/datasets/table_boxes.csv``).
 
     python scripts/eval_detector.py                      # the learned model in models/
     python scripts/eval_detector.py --cv                 # each source by a model that never saw it
-    python scripts/eval_detector.py --detector contours  # the older contour detector, to compare
+    python scripts/eval_detector.py --cv --no-refine     # what a stage after the network adds
 
 Annotated photos: recall and precision at polygon IoU >= 0.85 and >= 0.5, corner error after
 the best cyclic alignment (px), photos complete (every required card found, nothing else);
@@ -44,7 +45,8 @@ from vision.io import load_image  # noqa: E402
 SHIPPED = REPO / "models" / "card_detector.onnx"
 
 
-#: Options of :func:`vision.detect.learned_find.find_cards_learned` (``--no-scene-check``).
+#: Options of :func:`vision.detect.learned_find.find_cards_learned` (``--no-scene-check``,
+#: ``--no-refine``).
 LEARNED_OPTIONS: dict[str, bool] = {}
 
 
@@ -55,12 +57,6 @@ def learned_detector(model: Path) -> Any:
 
     segmenter = CardSegmenter(model)
     return lambda frame: find_cards_learned(frame, segmenter, **LEARNED_OPTIONS).corners
-
-
-def contour_detector() -> Any:
-    from vision.detect.find import find_cards
-
-    return lambda frame: find_cards(frame).corners
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -201,7 +197,6 @@ def record(root: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--detector", choices=["learned", "contours"], default="learned")
     parser.add_argument("--model", type=Path, default=SHIPPED)
     parser.add_argument("--cv", action="store_true", help="leave-source-out models")
     parser.add_argument("--cv-root", type=Path, default=CV_ROOT,
@@ -209,7 +204,9 @@ def main() -> None:
     parser.add_argument("--sources", default="", help="annotated sources, comma-separated")
     parser.add_argument("--no-webrew", action="store_true")
     parser.add_argument("--no-scene-check", action="store_true",
-                        help="learned: keep what vision.detect.plausible would drop")  # fmt: skip
+                        help="keep what vision.detect.plausible would drop")  # fmt: skip
+    parser.add_argument("--no-refine", action="store_true",
+                        help="corners unsnapped (no vision.detect.refine)")  # fmt: skip
     parser.add_argument("--no-annotated", action="store_true")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument(
@@ -222,14 +219,13 @@ def main() -> None:
     root = shared_datasets(required=True)
     if args.no_scene_check:
         LEARNED_OPTIONS["check_scene"] = False
+    if args.no_refine:
+        LEARNED_OPTIONS["refine_corners"] = False
     if args.record:
         record(root)
         return
     t0 = time.time()
-    if args.detector == "contours":
-        one = contour_detector()
-        detect_for = lambda source: one  # noqa: E731
-    elif args.cv:
+    if args.cv:
         models = {}
         for i, fold in enumerate(FOLDS):
             model = args.cv_root / f"fold{i}" / "card_detector.onnx"
@@ -245,7 +241,7 @@ def main() -> None:
     else:
         one = learned_detector(args.model)
         detect_for = lambda source: one  # noqa: E731
-    report: dict[str, Any] = {"detector": args.detector, "cv": args.cv}
+    report: dict[str, Any] = {"detector": "learned", "cv": args.cv}
     if not args.no_annotated:
         sources = [s for s in args.sources.split(",") if s] or None
         report["annotated"] = eval_annotated(detect_for, sources)

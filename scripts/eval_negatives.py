@@ -33,19 +33,10 @@ def main(
     list_chips: Annotated[
         bool, typer.Option("--list", help="Print every chip with a detection.")
     ] = False,
-    detector: Annotated[
-        str, typer.Option(help="learned (vision.detect.find_cards) or contours (the older one).")
-    ] = "learned",
 ) -> None:
     """Count detections on the negative chips, by review verdict."""
-    if detector == "learned":
-        from vision.detect import find_cards
-    elif detector == "contours":
-        from vision.detect.find import find_cards
-    else:
-        typer.echo(f"eval_negatives: error: --detector: learned or contours, not {detector!r}",
-                   err=True)  # fmt: skip
-        raise typer.Exit(2)
+    from vision.detect import find_cards
+
     try:
         review = load_review()
         score = score_negatives(lambda frame: len(find_cards(frame).corners), review)

@@ -18,7 +18,7 @@ the background).
 
 The classifier is trained partly on crops of this renderer, so card accuracy here is optimistic;
 the learned detector is trained on this renderer's tables too (other seeds), so its figures here
-are optimistic as well; the contour detector (``--detector contours``) owes it nothing.
+are optimistic as well.
 
     python scripts/eval_synthetic.py                          # table, about 2 minutes
     python scripts/eval_synthetic.py --only tilt_45 --only light --save /tmp/synth
@@ -308,10 +308,6 @@ def covered_share(
     return out
 
 
-#: ``process_photo`` options: the pipeline's detector, or ``--detector contours``'s.
-DETECTOR: dict[str, Any] = {}
-
-
 def run_scene(
     cond: Condition,
     seed: int,
@@ -325,7 +321,7 @@ def run_scene(
     """
     frame, corners, cards = clean(cond, seed, index)
     jpeg = photograph(cond, frame, corners, seed, index)
-    table: Table = process_photo(jpeg, classifier, draw=False, **DETECTOR).table
+    table: Table = process_photo(jpeg, classifier, draw=False).table
     height, width = frame.shape[:2]
     partial = covered_share(corners, (width, height)) > MAX_COVERED
     truth = PhotoTruth(
@@ -459,17 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only", action="append", metavar="CONDITION", help="a condition or group (repeatable)"
     )
     parser.add_argument("--save", type=Path, help="draw every scene that is not right here")
-    parser.add_argument(
-        "--detector",
-        choices=("learned", "contours"),
-        default="learned",
-        help="the card finder (learned: vision.detect.find_cards, the default)",
-    )
     args = parser.parse_args(argv)
-    if args.detector == "contours":
-        from vision.detect.find import find_cards
-
-        DETECTOR["detector"] = find_cards
     if args.save is not None and args.save.exists() and not args.save.is_dir():
         # Checked now: the drawing (and its FileExistsError) came after every scene had run.
         parser.error(f"argument --save: {args.save} is not a folder")

@@ -16,7 +16,7 @@ per photo and overall this reports:
 
 Usage::
 
-    nice .venv/bin/python scripts/eval_webrew.py [--detector contours|learned] [--limit N]
+    nice .venv/bin/python scripts/eval_webrew.py [--detector-model FILE] [--limit N]
 """
 
 from __future__ import annotations
@@ -96,13 +96,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--detector", choices=("contours", "learned"), default=None,
-                        help="the card finder (default: the pipeline's)")  # fmt: skip
     parser.add_argument(
         "--detector-model",
         type=Path,
         default=None,
-        help="with --detector learned: this .onnx (default: the packaged one)",
+        help="the card detector .onnx, with its .json beside it (default: the packaged one)",
     )
     parser.add_argument("--limit", type=at_least(0), default=0, help="photos (0: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -119,15 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     classifier = CardClassifier()
     options: dict[str, Any] = {}
-    if args.detector == "learned":
+    if args.detector_model is not None:
         from vision.detect.learned_find import LearnedDetector
 
-        model = args.detector_model
-        options["detector"] = LearnedDetector(str(model) if model else None)
-    elif args.detector == "contours":
-        from vision.detect.find import find_cards
-
-        options["detector"] = find_cards
+        options["detector"] = LearnedDetector(str(args.detector_model))
     photos = list(webrew_cards(root).items())[: args.limit or None]
     rows = []
     t0 = time.time()

@@ -248,16 +248,14 @@ def scaled_detector(scale: float):
 
 
 def detectors(kind: str):  # noqa: ANN201 - source -> detector, or None for the default
-    """None for ``contours`` (the pipeline's default); otherwise a function source -> the
-    learned detector that reads it: the shipped model, or with ``learned-cv`` the model of the
-    fold that left the source out (the shipped one for a source in no fold)."""
-    if kind == "contours":
+    """None for ``learned`` (the pipeline's default, the shipped model); with ``learned-cv`` a
+    function source -> the learned model of the fold that left the source out (the shipped one
+    for a source in no fold)."""
+    if kind == "learned":
         return None
     from vision.detect.learned_find import LearnedDetector
 
     shipped = LearnedDetector()
-    if kind == "learned":
-        return lambda source: shipped
     sys.path.insert(0, str(ROOT / "scripts"))
     from train_detector import CV_ROOT, FOLDS
 
@@ -296,10 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="list every misread card")
     parser.add_argument(
-        "--detector", choices=("contours", "learned", "learned-cv"), default="contours",
-        help="the card finder: vision.detect.find_cards (contours), the learned model in "
-        "models/ (learned), or each source by the learned model of its fold that never saw it "
-        "(learned-cv: build/detector_cv, scripts/train_detector.py)",
+        "--detector", choices=("learned", "learned-cv"), default="learned",
+        help="the card finder: vision.detect.find_cards, the model in models/ (learned), or "
+        "each source by the model of its fold that never saw it (learned-cv: "
+        "build/detector_cv, scripts/train_detector.py)",
     )  # fmt: skip
     parser.add_argument(
         "--quad-scale", type=float, default=1.0,
@@ -311,10 +309,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--quad-scale: expected 0.5 to 2, got {args.quad_scale:g}")
     if args.record and args.quad_scale != 1.0:
         parser.error("--record: only with the quads as found (--quad-scale 1)")
-    if args.record and args.detector != "contours":
-        parser.error("--record: only with the default detector (--detector contours)")
-    if args.quad_scale != 1.0 and args.detector != "contours":
-        parser.error("--quad-scale: only with --detector contours")
+    if args.record and args.detector != "learned":
+        parser.error("--record: only with the default detector (--detector learned)")
+    if args.quad_scale != 1.0 and args.detector != "learned":
+        parser.error("--quad-scale: only with --detector learned")
 
     from vision.classify import CardClassifier
     from vision.errors import SetVisionError

@@ -179,7 +179,7 @@ def test_photo_with_the_learned_detector(
     sample = MODEL.parents[1] / "datasets" / "samples" / "table.jpg"
     for name in ("a.jpg", "b.jpg"):  # two photos: with --jobs 2 the detector goes to workers
         shutil.copy(sample, tmp_path / name)
-    args = ["photo", "--detector", "learned", "--json", "--no-image", "--jobs", jobs]
+    args = ["photo", "--json", "--no-image", "--jobs", jobs]
     assert run([*args, str(tmp_path)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [len(line["cards"]) for line in lines] == [12, 12]
@@ -207,19 +207,10 @@ def test_tiny_and_thin_frames_hold_no_card() -> None:
         assert len(find_cards(np.full((h, w, 3), 128, np.uint8))) == 0
 
 
-def test_an_unknown_detector_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_gone_detector_option_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from vision.cli import run
 
-    assert run(["photo", "--detector", "yolo", "x.jpg"]) == 2
+    # --detector learned|contours went with the contour detector (#33).
+    assert run(["photo", "--detector", "learned", "x.jpg"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--detector" in err and "learned" in err
-    assert "Value error" not in err  # typer's wording of a bad Enum choice, said plainly
-
-
-def test_the_detector_is_named_in_any_case(capsys: pytest.CaptureFixture[str]) -> None:
-    from vision.cli import run
-
-    # Accepted: what fails is the missing photo, not the option.
-    assert run(["photo", "--detector", "LEARNED", "no-such-photo.jpg"]) == 2
-    err = capsys.readouterr().err
-    assert "no-such-photo.jpg" in err and "--detector" not in err
+    assert err.count("\n") == 1 and "--detector" in err

@@ -19,7 +19,7 @@ from vision.cli_errors import EXIT_BAD_INPUT, EXIT_NO_CARDS, say_err, user_error
 from vision.errors import SetVisionError
 from vision.photo_warnings import file_warnings, reading_warnings
 from vision.rules import no_set_verdict
-from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW, Detector
+from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW
 
 __all__ = ["photo_command"]
 
@@ -99,15 +99,6 @@ def photo_command(
             "normalisation: what scripts/train_classifier.py writes); default: the packaged model.",
         ),
     ] = None,
-    detector: Annotated[
-        Detector,
-        typer.Option(
-            "--detector",
-            case_sensitive=False,
-            help="How cards are found: the learned model, or the older contour geometry "
-            "(kept for comparison; see the README's Accuracy).",
-        ),
-    ] = Detector.LEARNED,
 ) -> None:
     """Find the cards in photos, read them, list every SET and write annotated copies."""
     from vision.batch import (
@@ -194,10 +185,6 @@ def photo_command(
         "uncertain_below": uncertain_below,
         "max_pixels": max_pixels,
     }
-    if detector is Detector.CONTOURS:
-        from vision.detect.find import find_cards
-
-        options["detector"] = find_cards
     stream = process_photos(planned, model=model, jobs_n=jobs, **options)
     said: set[str] = set()
     created_folders: set[str] = set()  # said once: two workers may both make the same one

@@ -5,23 +5,12 @@ import neither).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Final
 
-__all__ = ["MAX_PIXELS", "UNCERTAIN_BELOW", "Detector"]
+__all__ = ["MAX_PIXELS", "UNCERTAIN_BELOW"]
 
 #: Default confidence under which a card is reported as uncertain (the calibrated probability
 #: that its reading is right; README "Confidence").
 UNCERTAIN_BELOW: Final = 0.9
 #: Default pixel limit: 150 MP (a 108 MP phone photo passes; a decompression bomb does not).
 MAX_PIXELS: Final = 150_000_000
-
-
-class Detector(StrEnum):
-    """The card finders ``setvision photo --detector`` offers."""
-
-    #: The learned segmenter behind :func:`vision.detect.find_cards` (the default).
-    LEARNED = "learned"
-    #: The older contour geometry (``vision.detect.find``), kept for comparison until its
-    #: stages are removed (README "Accuracy").
-    CONTOURS = "contours"
