@@ -156,12 +156,14 @@ def simulate_command(
         raise typer.Exit(1)
 
 
+from vision.cli_label import label_app  # noqa: E402
 from vision.cli_photo import photo_command  # noqa: E402  (the commands, in --help's order)
 
 # Registered in the order --help lists them: the main job first.
 app.command("photo")(photo_command)
 app.command("sets")(sets_command)
 app.command("simulate")(simulate_command)
+app.add_typer(label_app, name="label")
 
 
 def run(args: list[str] | None = None) -> int:

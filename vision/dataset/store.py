@@ -105,11 +105,25 @@ def save_photos(folder: Path, photos: list[LabelledPhoto]) -> None:
     """Write ``annotations.json`` and the Label Studio tasks and config, each whole."""
     from vision.batch import write_whole
 
-    coco = json.dumps(to_coco(photos), indent=1) + "\n"
-    write_whole(folder / ANNOTATIONS_FILE, coco.encode())
+    write_whole(folder / ANNOTATIONS_FILE, _lines(to_coco(photos)).encode())
     tasks = to_tasks(photos, lambda photo: local_files_url(photo_path(folder, photo.file)))
-    write_whole(folder / LABEL_STUDIO_TASKS, (json.dumps(tasks, indent=1) + "\n").encode())
+    write_whole(folder / LABEL_STUDIO_TASKS, _lines(tasks).encode())
     write_whole(folder / LABEL_STUDIO_CONFIG, LABEL_CONFIG.encode())
+
+
+def _lines(value: dict | list) -> str:
+    """JSON with one image, annotation, category or task per line: a diff shows what changed,
+    and a person can read the file."""
+    if isinstance(value, list):
+        return "[\n" + ",\n".join(json.dumps(item) for item in value) + "\n]\n"
+    parts = []
+    for key, item in value.items():
+        if isinstance(item, list) and item:
+            rows = ",\n".join(f"  {json.dumps(row)}" for row in item)
+            parts.append(f" {json.dumps(key)}: [\n{rows}\n ]")
+        else:
+            parts.append(f" {json.dumps(key)}: {json.dumps(item)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def update_photos(

@@ -77,6 +77,7 @@ def export_yolo(
     """
     from vision.batch import write_whole
 
+    out.mkdir(parents=True, exist_ok=True)
     many = len(photos) >= VAL_EVERY
     names: set[str] = set()
     wanted: set[Path] = set()
