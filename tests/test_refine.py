@@ -1,27 +1,11 @@
-"""Unit tests of vision.detect.refine: side snapping, the inset card in a frame."""
+"""Unit tests of vision.detect.refine: each side snapped to the card's edge at full resolution."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from vision.detect.refine import frame_contrast, inner_cards, refine, snap_sides
-
-
-def test_darker_out_takes_the_near_edge_of_a_gap():
-    # A card in shadow (paper at 120) on a dark table, a gap (30) and a lit neighbour (240)
-    # beyond it: the gap's far edge is the stronger step, but the card's side is the step down
-    # going outwards at x = 100.
-    image = np.full((200, 200, 3), 30, np.uint8)
-    image[20:180, 20:100] = 120
-    image[20:180, 108:190] = 240
-    quad = np.array([[[24.0, 24.0], [105.0, 24.0], [105.0, 176.0], [24.0, 176.0]]])
-    reach = np.array([12.0])
-    plain, _ = snap_sides(image, quad, -reach, reach, centred=False)
-    down, found = snap_sides(image, quad, -reach, reach, centred=False, darker_out=True)
-    assert abs(plain[0, 1, 0] - 108) < 1.5  # the far edge of the gap
-    assert abs(down[0, 1, 0] - 100) < 1.5 and abs(down[0, 2, 0] - 100) < 1.5
-    assert found[0, 1]
+from vision.detect.refine import refine
 
 
 def _warp(canvas: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,43 +74,3 @@ def test_card_outline_far_inside_a_faint_edge_reaches_it():
         start = _shift_side(start, side, -11.0)
     out = refine(image, start[None], 2)
     assert np.abs(out - truth).max() < 1.5
-
-
-def _tray_cell(cell_bgr: tuple[int, int, int], card_bgr: tuple[int, int, int]) -> np.ndarray:
-    """A 160 x 240 cell of one paper round a 120 x 180 card of another (56 % of it, as a koff
-    card in its cell), one dark symbol on the card, on a grey table."""
-    image = np.full((200, 280, 3), 90, np.uint8)
-    image[20:180, 20:260] = cell_bgr  # the cell, 160 x 240 (landscape)
-    image[40:160, 50:230] = card_bgr  # the card, 120 x 180
-    cv2.ellipse(image, (140, 100), (40, 20), 0, 0, 360, (90, 40, 110), -1)
-    return image
-
-
-CELL = np.array([[[20.0, 20.0], [259.0, 20.0], [259.0, 179.0], [20.0, 179.0]]])
-
-
-def test_a_card_in_a_tray_cell_is_inset_and_its_frame_is_another_paper():
-    # koff: a cream card in a lavender-white cell.
-    image = _tray_cell((250, 238, 240), (200, 225, 232))
-    inner, found = inner_cards(image, CELL)
-    assert found[0]
-    assert np.abs(inner[0] - np.array([[50, 40], [229, 40], [229, 159], [50, 159]])).max() < 2.5
-    assert frame_contrast(image, CELL, inner)[0] > 10
-
-
-def test_an_inset_inside_a_card_of_one_paper_has_no_frame_contrast():
-    # The "frame" and the "card" are the same paper (a card taken whole, noise inside it).
-    image = _tray_cell((230, 232, 235), (230, 232, 235))
-    inner = np.array([[[50.0, 40.0], [229.0, 40.0], [229.0, 159.0], [50.0, 159.0]]])
-    assert frame_contrast(image, CELL, inner)[0] < 1.0
-
-
-def test_the_inset_search_stops_short_of_the_symbols():
-    # A card whose own edge is too faint to see (the same paper as its cell), with the outline
-    # of a row of symbols 40 px (a quarter of the cell's height) in from the cell's top and
-    # bottom: the search may not take the symbols' edge for the card's (it reached 0.3 of
-    # the short side, 48 px, before INSET_DEPTH).
-    image = _tray_cell((236, 236, 236), (236, 236, 236))
-    image[60:140, 30:250] = (60, 30, 90)
-    inner, _ = inner_cards(image, CELL)
-    assert np.abs(inner[0, :, 1] - 60).min() > 3 and np.abs(inner[0, :, 1] - 139).min() > 3

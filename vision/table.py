@@ -150,8 +150,8 @@ class Table:
         "burnt_out", "fills_photo", "row", "col"}], "sets": [[id, id, id]], "timings_ms":
         {stage: ms}}`` (``burnt_out``: the card's paper is clipped, overexposed, see
         :class:`Table`)
-        (``fills_photo``: the card is the whole photo, cropped to it, found without an outline:
-        :func:`vision.detect.whole_frame.card_filling_frame`), plus ``"mixed_decks"`` and
+        (``fills_photo``: the card's corners are the photo's own, within 1.5 px: a photo cropped
+        to one card, :func:`fills_frame`), plus ``"mixed_decks"`` and
         ``"colourless"`` (a greyscale photo: no colour can be read, so each card's ``"colour"``
         is null, its label says "(colour?)", and the SETs are guesses) and ``"paper_edges"``
         (no card found in a photo that may be one card cropped to its edges); a duplicate card also
@@ -197,8 +197,8 @@ class Table:
 
 def fills_frame(quad: npt.NDArray[np.float32], width: int, height: int) -> bool:
     """Whether a card's (4, 2) corners are the frame's own (within 1.5 px): a photo cropped to
-    one card, which :func:`vision.detect.find_cards` takes whole when it finds no outline of
-    a card in it (:func:`vision.detect.whole_frame.card_filling_frame`)."""
+    one card. (The older contour detector took such a photo whole; the learned
+    :func:`vision.detect.find_cards` reports the card cut by the frame, a few pixels off it.)"""
     frame = np.array([[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]])
     q = np.asarray(quad, np.float64)
     return bool(all(np.linalg.norm(q - c, axis=1).min() <= 1.5 for c in frame))

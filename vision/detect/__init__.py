@@ -20,15 +20,16 @@ How :func:`find_cards` works (a learned model, then geometry):
 
 A card whose outline runs past the frame edge by a little is reported with ``partial=True``.
 
-The older contour detector (``vision.detect.find.find_cards``: masks, candidate scoring,
-selection, neighbours, piles, zoom and second looks) is still there as
-``setvision photo --detector contours`` for comparison, until its stages are removed.
+The modules: :mod:`~vision.detect.learned` (the network and its pieces),
+:mod:`~vision.detect.learned_find` (steps 3-5), :mod:`~vision.detect.refine`,
+:mod:`~vision.detect.plausible`, :mod:`~vision.detect.geometry` (corner order, areas, sides),
+:mod:`~vision.detect.result` (:class:`CardDetections`) and :mod:`~vision.detect.whole_frame`
+(whether a photo with no card found may be one card cropped to its edges, for the hint). The
+older contour detector's ~20 stages were deleted when the learned one replaced them (#33).
 """
 
 from vision.detect.geometry import order_corners
-from vision.detect.learned_find import find_cards
-from vision.detect.masks import WORK_LONG_SIDE
+from vision.detect.learned_find import MIN_SCORE, WORK_LONG_SIDE, find_cards
 from vision.detect.result import CardDetections
-from vision.detect.scoring import MIN_SCORE
 
 __all__ = ["CardDetections", "MIN_SCORE", "WORK_LONG_SIDE", "find_cards", "order_corners"]

@@ -1,5 +1,5 @@
-"""Quadrilateral geometry: corner order, side ratios through the perspective, areas,
-intersections, and the shape scores (card aspect ratio, corner angles).
+"""Quadrilateral geometry: corner order, side ratios through the perspective, areas, sides and
+their intersections.
 
 Quads are (4, 2) or (N, 4, 2) float64 pixel coordinates (x right, y down); "clockwise" means
 clockwise on screen.
@@ -18,22 +18,13 @@ __all__ = [
     "LONG_OVER_SHORT",
     "NEXT",
     "PREV",
-    "aspect_score",
-    "cropped_aspect_score",
-    "clockwise",
-    "corner_score",
-    "inset",
     "intersect_sides",
-    "line_intersections",
-    "local_card_area",
     "order_corners",
     "per_side",
     "points_in_quads",
     "quad_area",
-    "ramp",
     "rect_ratio",
     "side_frames",
-    "touches_border",
 ]
 
 
@@ -184,27 +175,6 @@ def per_side(values: np.ndarray | float, n: int) -> np.ndarray:
     return np.repeat(np.broadcast_to(values, (n,)), 4)
 
 
-def line_intersections(lines: np.ndarray) -> np.ndarray | None:
-    """Corners from 4 lines (point, direction) in order: corner i = line i-1 x line i."""
-    corners = np.empty((4, 2))
-    for i in range(4):
-        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
-        det = d1[0] * (-d2[1]) - d1[1] * (-d2[0])
-        if abs(det) < 1e-6:
-            return None
-        rhs = p2 - p1
-        t = (rhs[0] * (-d2[1]) - rhs[1] * (-d2[0])) / det
-        corners[i] = p1 + t * d1
-    return corners
-
-
-def clockwise(quad: np.ndarray) -> np.ndarray:
-    """The quad (4, 2) with its corners in clockwise screen order (y down)."""
-    x, y = quad[:, 0], quad[:, 1]
-    signed = (x * y[NEXT] - x[NEXT] * y).sum()
-    return quad if signed > 0 else quad[::-1].copy()
-
-
 def intersect_sides(point: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """(N, 4, 2) corners: corner i where side i-1 meets side i (lines as point + direction);
     NaN where two sides are parallel."""
@@ -216,139 +186,3 @@ def intersect_sides(point: np.ndarray, direction: np.ndarray) -> np.ndarray:
         np.abs(det) < 1e-9, np.nan, det
     )
     return p1 + t[..., None] * d1
-
-
-def inset(inner: np.ndarray, outer: np.ndarray) -> float:
-    """Smallest distance (px) from a corner of ``inner`` to a side line of ``outer``, signed
-    positive inside; both clockwise quads."""
-    a = outer
-    d = outer[NEXT] - a
-    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-    rel = inner[:, None, :] - a[None, :, :]  # (4 corners, 4 sides, 2)
-    signed = rel[..., 1] * d[None, :, 0] - rel[..., 0] * d[None, :, 1]
-    return float(signed.min())
-
-
-def touches_border(quad: np.ndarray, w: int, h: int, tol: float = 2.0) -> bool:
-    """A corner of ``quad`` lies within ``tol`` px of the image border (or beyond it)."""
-    x, y = quad[:, 0], quad[:, 1]
-    return bool(((x < tol) | (y < tol) | (x > w - 1 - tol) | (y > h - 1 - tol)).any())
-
-
-def ramp(x: float | np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """0 below ``lo``, 1 above ``hi``, linear between."""
-    return np.clip((np.asarray(x, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
-
-
-def aspect_score(
-    quads: np.ndarray, focal: float, centre: np.ndarray, *, strict: bool = False
-) -> np.ndarray:
-    """How card-shaped each quad is (N,) in [0, 1].
-
-    The better of two estimates of the long/short side ratio: opposite sides averaged (exact
-    for a card seen head-on, robust to corner noise) and the perspective-corrected ratio
-    (right for tilted views, but noisy for small quads). Full score within about +-20 % of
-    89/57 (+-8 % if ``strict``), none beyond +-38 % (+-16 %): a 45 degree tilt foreshortens a
-    card by 30 %.
-    """
-    lo, hi = (-0.15, -0.08) if strict else (-0.32, -0.18)
-    best = np.zeros(len(quads))
-    for f in (None, focal):
-        best = np.maximum(best, _ratio_score(rect_ratio(quads, f, centre), lo, hi))
-    return best
-
-
-def _ratio_score(ratio: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """(N,) 1 where a width/height ratio's long/short is within ``exp(-hi)`` of a card's, 0
-    beyond ``exp(-lo)``, linear in the log between."""
-    long_short = np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))
-    return ramp(-np.abs(np.log(long_short / LONG_OVER_SHORT)), lo, hi)
-
-
-#: Cameras tried by :func:`cropped_aspect_score`, in units of the image's long side: focal
-#: lengths, and principal points offset from the image centre (across, down).
-CROP_FOCALS: Final = (0.85, 1.5, 2.5, 4.0)
-CROP_OFFSETS_X: Final = (-1.0, -0.5, 0.0, 0.5, 1.0)
-CROP_OFFSETS_Y: Final = (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)
-
-
-def cropped_aspect_score(quads: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """How card-shaped each quad is (N,) in [0, 1] if the image may be a crop of a larger
-    photo: the best :func:`aspect_score` over cameras whose principal point lies up to 1.5
-    image sizes off the image centre and whose focal length is 0.85 to 4 image sizes
-    (:data:`CROP_FOCALS`, :data:`CROP_OFFSETS_X`, :data:`CROP_OFFSETS_Y`).
-
-    A close-up cut from a photo of a table taken at 45 degrees keeps the perspective of its
-    cards' outlines, but its centre is no longer the camera's and its focal length, in its own
-    pixels, is longer; the image-centred camera of :func:`aspect_score` then reads a card as 2.3
-    times as long as wide, or nearly square. A quad whose opposite sides are parallel gains
-    nothing: its ratio is the same under every camera.
-    """
-    h, w = size
-    long_side = float(max(h, w))
-    best = np.zeros(len(quads))
-    for f in CROP_FOCALS:
-        for dy in CROP_OFFSETS_Y:
-            for dx in CROP_OFFSETS_X:
-                centre = np.array([w / 2.0 + dx * long_side, h / 2.0 + dy * long_side])
-                ratio = rect_ratio(quads, f * long_side, centre)
-                best = np.maximum(best, _ratio_score(ratio, -0.32, -0.18))
-    return best
-
-
-def corner_score(quads: np.ndarray) -> np.ndarray:
-    """(N,) 1 when every corner angle is within 35 degrees of square, 0 beyond 45: a card
-    tilted up to ~45 degrees keeps its corners within that (a kite or a wedge does not)."""
-    prev = quads[:, [3, 0, 1, 2]] - quads
-    nxt = quads[:, NEXT] - quads
-    cos = (prev * nxt).sum(axis=2) / np.maximum(
-        np.linalg.norm(prev, axis=2) * np.linalg.norm(nxt, axis=2), 1e-9
-    )
-    worst = np.degrees(np.abs(np.arcsin(np.clip(np.abs(cos).max(axis=1), 0, 1))))
-    return ramp(-worst, -45.0, -35.0)
-
-
-#: A found card whose linear size is off the plane the other cards fit by more than this share
-#: is left out of :func:`local_card_area` (two touching cards seen as one are ~1.4-2x).
-SIZE_OUTLIER: Final = 0.25
-
-
-def local_card_area(quads: np.ndarray, found: np.ndarray) -> np.ndarray:
-    """(N,) area (px^2) a card has at the centre of each of ``quads`` (N, 4, 2), by the cards
-    ``found`` (M, 4, 2) elsewhere on the table; 0 where it cannot say (no constraint).
-
-    Cards lie on one plane, and a plane's inverse depth is an affine function of the image
-    coordinates, so a card's linear size (``sqrt(area)``) is too: it is fitted by least squares
-    to the found cards and read at each centre. A card the others put off by over
-    :data:`SIZE_OUTLIER` (two cards seen as one) is dropped from the fit, the worst first, each
-    judged by the fit without itself (so one far card cannot hide by bending the plane). A
-    found quad containing the centre (the region a cell was split from) is left out. With fewer
-    than three cards no plane is fitted and the answer is 0: one or two cards say nothing of
-    the perspective, and the scene's median size is checked elsewhere.
-    """
-    out = np.zeros(len(quads))
-    if len(quads) == 0 or len(found) == 0:
-        return out
-    centres = quads.mean(axis=1)
-    others = ~points_in_quads(centres, found).T  # (N, M)
-    size = np.sqrt(quad_area(found))
-    design = np.c_[found.mean(axis=1), np.ones(len(found))]
-    for i in range(len(quads)):
-        use = np.flatnonzero(others[i])
-        if len(use) < 3:
-            continue
-        while True:
-            a, b = design[use], size[use]
-            coef, *_ = np.linalg.lstsq(a, b, rcond=None)
-            if len(use) <= 3:
-                break
-            # Deleted residuals: each card against the plane fitted without it.
-            hat = np.einsum("ij,jk,ik->i", a, np.linalg.pinv(a.T @ a), a)
-            deleted = (b - a @ coef) / np.maximum(1.0 - hat, 1e-6)
-            off = np.abs(deleted) / np.maximum(np.abs(b - deleted), 1e-6)
-            worst = int(np.argmax(off))
-            if off[worst] <= SIZE_OUTLIER:
-                break
-            use = np.delete(use, worst)
-        out[i] = max(float(np.r_[centres[i], 1.0] @ coef), 0.0) ** 2
-    return out

@@ -12,12 +12,11 @@ import numpy.typing as npt
 
 from vision.detect.geometry import order_corners, quad_area
 from vision.detect.learned import CardSegmenter
-from vision.detect.masks import WORK_LONG_SIDE
 from vision.detect.plausible import plausible
 from vision.detect.refine import refine
 from vision.detect.result import CardDetections
 
-__all__ = ["LearnedDetector", "find_cards", "find_cards_learned"]
+__all__ = ["MIN_SCORE", "WORK_LONG_SIDE", "LearnedDetector", "find_cards", "find_cards_learned"]
 
 #: A card's long side over its short side is 89 / 57 = 1.56; a camera at 60 degrees
 #: foreshortens a card lying across its view to about 0.8, one along it to about 3.1.
@@ -38,6 +37,11 @@ MIN_SCORE: Final = 0.75
 #: cards of one table are of one size, give or take the perspective. On the folds, 1% of the
 #: true cards came under 0.65; most false ones (a symbol, a piece of a card) under 0.4.
 MIN_AREA_SHARE: Final = 0.4
+#: The scene check (:func:`vision.detect.plausible.plausible`) looks at the frame shrunk by the
+#: largest integer factor that keeps its long side at this many pixels or more: its thresholds
+#: (grain in grey levels, ink crops warped from that image) were set on the working image of the
+#: older contour detector (deleted, #33), which shrank frames to a long side near 640 px.
+WORK_LONG_SIDE: Final = 640
 
 
 def find_cards_learned(
@@ -102,8 +106,7 @@ def find_cards_learned(
     partial = beyond > CUT_TOLERANCE * short
     quads, scores, partial = quads[keep], scores[keep], partial[keep]
     if check_scene and len(quads) >= 2:
-        # Judged on an image of the size its thresholds were set on: the contour detector's
-        # working image, shrunk by the largest integer factor that keeps WORK_LONG_SIDE.
+        # Judged on an image of the size its thresholds were set on (WORK_LONG_SIDE).
         k = max(1, max(h, w) // WORK_LONG_SIDE)
         small = frame if k == 1 else cv2.resize(frame, (w // k, h // k),
                                                 interpolation=cv2.INTER_AREA)  # fmt: skip

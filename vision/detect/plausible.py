@@ -1,11 +1,11 @@
-"""Plausibility of the selected detections against the rest of the scene.
+"""Plausibility of the detections against the rest of the scene.
 
-The candidate scores (:mod:`vision.detect.scoring`) judge each quad alone: bright paper, some ink
-inside. Card-shaped things that are not SET cards pass them: a receipt or an envelope with grey
-print, the white label of a card box (coloured marks on white), a small white patch. What gives
-them away is the scene: SET cards of one table share a size (modulo perspective) and their ink is
-coloured (red, green, purple). Three rules, each judged against the scene's other detections, so a
-lone card, a greyscale photo or a table of washed-out cards keeps all its cards:
+The network judges each piece of paper alone. Card-shaped things that are not SET cards pass it:
+a receipt or an envelope with grey print, the white label of a card box (coloured marks on
+white), a small white patch, a patch of washed-out carpet. What gives them away is the scene:
+SET cards of one table share a size (modulo perspective) and their ink is coloured (red, green,
+purple). Three rules, each judged against the scene's other detections, so a lone card, a
+greyscale photo or a table of washed-out cards keeps all its cards:
 
 1. Colourless ink (:func:`colourless`): no coloured ink at all (:func:`vision.colour.symbol_colours`
    finds none) while the other detections' ink is clearly coloured.
@@ -19,12 +19,16 @@ lone card, a greyscale photo or a table of washed-out cards keeps all its cards:
    at image point p is ``k (a.p + b)^3`` (the cube of the plane-to-image homography's denominator),
    so its cube root is exactly linear in p, with any camera tilt.
 
-Measured on the synthetic stress scenes (``scripts/eval_synthetic.py``, 8 scenes of box, paper,
-printed_cloth_clutter, cards_1, tilt_45, tilt_45_dim, checked_cloth) and on the 120 reviewed real
-photos (``scripts/eval_detection.py``); the figures behind each threshold are at its definition.
+The thresholds were set for the older contour detector (deleted, #33) on the synthetic stress
+scenes (``scripts/eval_synthetic.py``, 8 scenes of box, paper, printed_cloth_clutter, cards_1,
+tilt_45, tilt_45_dim, checked_cloth) and on the 120 reviewed real photos
+(``scripts/eval_detection.py``), on its working image (the frame shrunk to a long side near 640
+px, :data:`vision.detect.learned_find.WORK_LONG_SIDE`); the figures behind each threshold are at
+its definition. Kept unchanged after the learned finder, where it raised precision on the
+leave-source-out folds (``models/README.md``, "What each step did").
 
 Cost: 3.7-5 ms wall (5-8 ms CPU) for 12-14 detections of a 1080p or 1600 x 1200 frame on a loaded
-2-core machine, about a tenth of ``find_cards``: the ink crops (warp and white balance) take about
+2-core machine: the ink crops (warp and white balance) take about
 half, :func:`vision.colour.symbol_colours` a third, the size fit well under 1 ms. A scene of one
 card pays nothing. The colour rule needs the other detections to be mostly coloured (a median):
 one card beside two grey sheets keeps the sheets.
@@ -42,7 +46,7 @@ from vision.colour import symbol_colours
 from vision.detect.geometry import quad_area
 from vision.warp import warp_cards
 
-__all__ = ["colourless", "keep_plausible", "paper_texture", "plausible", "size_ratios", "textured"]
+__all__ = ["colourless", "paper_texture", "plausible", "size_ratios", "textured"]
 
 #: Ink chroma (CIELAB, :func:`vision.colour.symbol_colours`) under which a detection shows no
 #: coloured ink. Synthetic grey-printed paper and blank patches measure 0.0-0.03 (no ink pixel
@@ -89,29 +93,6 @@ TEXTURE_RATIO: Final = 7.5
 TEXTURE_FLOOR: Final = 0.5
 #: Crop size (width, height) for the ink measurement, warped from the working image.
 CROP: Final = (64, 100)
-
-
-def keep_plausible(
-    small: npt.NDArray[np.uint8],
-    final: list[tuple[np.ndarray, float, bool]],
-    short_first: npt.NDArray[np.bool_],
-) -> tuple[list[tuple[np.ndarray, float, bool]], npt.NDArray[np.bool_]]:
-    """The detections of :func:`vision.detect.find_cards` that pass :func:`plausible`.
-
-    Args:
-        small: (h, w, 3) uint8 BGR working image.
-        final: detections ``(quad (4, 2) working px, score, partial)``.
-        short_first: (N,) bool per detection, kept in step with ``final``.
-
-    Returns:
-        ``(final, short_first)`` without the implausible detections.
-    """
-    if len(final) < 2:
-        return final, short_first
-    quads = np.array([f[0] for f in final], dtype=np.float64)
-    partial = np.array([f[2] for f in final], dtype=bool)
-    keep = plausible(small, quads, partial)
-    return [f for f, k in zip(final, keep) if k], short_first[keep]
 
 
 def plausible(

@@ -1,5 +1,7 @@
-"""Side snapping: each side of a quad moved to the strongest nearby edge, used to refine corners
-on the full-resolution frame and to find a card inset in a white frame."""
+"""Side snapping: each side of a quad moved to the strongest nearby edge of the full-resolution
+frame. The network sees the frame shrunk to 512 px, so on a 12 MP photo its quad is off by up
+to a few frame pixels a side; the crops the classifier reads are cut at these snapped corners
+(the project README, "The card detector", says what it is measured to add)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from vision.detect.geometry import (
     side_frames,
 )
 
-__all__ = ["SAMPLES", "STEPS", "frame_contrast", "inner_cards", "refine", "snap_sides"]
+__all__ = ["SAMPLES", "STEPS", "refine", "snap_sides"]
 
 
 SAMPLES: Final = 20  # profiles per side
@@ -34,24 +36,17 @@ _ALONG: Final = np.linspace(0.15, 0.85, SAMPLES)
 _ACROSS: Final = np.linspace(0.0, 1.0, STEPS)
 _STEP_MIDS: Final = 0.5 * (_ACROSS[:-1] + _ACROSS[1:])
 _CENTRED_WEIGHT: Final = np.exp(-0.5 * (((_ACROSS[:-1] + _ACROSS[1:]) - 1.0) / 0.6) ** 2)
-#: Deepest inset of a side in :func:`inner_cards`, as a fraction of the distance to the opposite
-#: side. A card taken from its frame fills over half of it (``find.py``: area ratio > 0.5, about
-#: 0.146 a side when centred); farther in lie the outer edges of its symbols, stronger than its
-#: own faint edge (koff at 960 px: 2 cards kept their tray cells when the search reached 0.3 of
-#: the short side).
-INSET_DEPTH: Final = 0.15
 
 
-def refine(frame: np.ndarray, quads: np.ndarray, k: int, gain: float = 1.0) -> np.ndarray:
+def refine(frame: np.ndarray, quads: np.ndarray, k: int) -> np.ndarray:
     """Snap each side to the strongest nearby edge in the full-resolution frame (two passes).
 
     Args:
         frame: BGR uint8 frame (H, W, 3).
-        quads: (N, 4, 2) float64 clockwise quads in frame pixels, from the working image
-            shrunk by ``k``.
-        k: the working image's shrink factor (its pixel is k frame pixels).
-        gain: the working image's brightening (:func:`vision.detect.masks.brighten`): an edge
-            needs a step of 4 / gain grey levels in the frame.
+        quads: (N, 4, 2) float64 clockwise quads in frame pixels, from an image shrunk by
+            ``k``.
+        k: the shrink factor of the image the quads were found in (its pixel is k frame
+            pixels). An edge needs a step of 4 grey levels in the frame.
 
     Returns:
         (N, 4, 2) float64 refined quads.
@@ -77,18 +72,15 @@ def refine(frame: np.ndarray, quads: np.ndarray, k: int, gain: float = 1.0) -> n
     )
     reach = np.minimum(3.0 * k + 4.0, np.maximum(0.07 * short, 2.0))
     out = np.minimum(6.0 * k + 6.0, np.maximum(0.1 * np.sqrt(quad_area(quads)), 2.0))
-    step = 4.0 / gain
-    first, found = snap_sides(frame, quads, -reach, reach, centred=True, min_step=step)
+    first, found = snap_sides(frame, quads, -reach, reach)
     wide = ~found | _touching(quads, 1.5 * out)
     redo = wide.any(axis=1)
     if redo.any():
         hi = np.where(wide, out[:, None], reach[:, None])[redo]
-        first[redo] = snap_sides(
-            frame, quads[redo], -reach[redo], hi, centred=True, min_step=step, about_zero=True
-        )[0]
+        first[redo] = snap_sides(frame, quads[redo], -reach[redo], hi, about_zero=True)[0]
     quads = first
     reach = np.maximum(reach / 2, 1.5)
-    return snap_sides(frame, quads, -reach, reach, centred=True, min_step=step)[0]
+    return snap_sides(frame, quads, -reach, reach)[0]
 
 
 def _touching(quads: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -110,24 +102,19 @@ def snap_sides(
     lo: np.ndarray,
     hi: np.ndarray,
     *,
-    centred: bool,
     min_step: float = 4.0,
-    darker_out: bool | np.ndarray = False,
     about_zero: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Move each side of each clockwise quad to the strongest edge at offsets [lo, hi] px.
 
     Offsets are along the side's outward normal (negative: inwards); all sides of all quads
     are sampled with one ``cv2.remap`` (``SAMPLES`` profiles of ``STEPS`` points per side).
-    With ``centred`` the search favours small moves (a Gaussian weight). An edge is a step of
-    at least ``min_step`` grey levels between samples; with ``darker_out`` (bool, or (N,) bool
-    per quad), only a step down in grey level going outwards counts (paper inside, a darker
-    table outside: not the far edge of the gap to a neighbouring card). A side whose edge is
-    unclear, or whose new line is not parallel to it, keeps its old line. ``lo`` and ``hi`` are
-    (N,) per quad or (N, 4) per side (side i runs from corner i to corner i + 1). With
-    ``about_zero`` (and ``centred``) the weight falls with the offset from the side's present
-    line, over ``-lo`` inwards and ``hi`` outwards (a band wider on one side), instead of from
-    the band's middle.
+    The search favours small moves (a Gaussian weight from the band's middle). An edge is a
+    step of at least ``min_step`` grey levels between samples. A side whose edge is unclear, or
+    whose new line is not parallel to it, keeps its old line. ``lo`` and ``hi`` are (N,) per
+    quad or (N, 4) per side (side i runs from corner i to corner i + 1). With ``about_zero`` the
+    weight falls with the offset from the side's present line, over ``-lo`` inwards and ``hi``
+    outwards (a band wider on one side), instead of from the band's middle.
 
     Returns:
         (quads moved (N, 4, 2), (N, 4) bool: the side found an edge).
@@ -158,19 +145,13 @@ def snap_sides(
     lum = cv2.min(cv2.min(prof[..., 0], prof[..., 1]), prof[..., 2]).astype(np.int16)
     lum = lum.reshape(4 * n, SAMPLES, STEPS)
     warm = (prof[..., 2].astype(np.int16) - prof[..., 0]).reshape(4 * n, SAMPLES, STEPS)
-    step_lum = np.diff(lum, axis=2)
-    grad = np.maximum(np.abs(step_lum), np.abs(np.diff(warm, axis=2)))
-    if np.any(darker_out):
-        down = np.repeat(np.broadcast_to(np.asarray(darker_out, dtype=bool), (n,)), 4)
-        grad[down] = np.maximum(-step_lum[down], 0)
-    if centred and about_zero:
+    grad = np.maximum(np.abs(np.diff(lum, axis=2)), np.abs(np.diff(warm, axis=2)))
+    if about_zero:
         mids = lo4[:, None] + _STEP_MIDS[None, :] * (hi4 - lo4)[:, None]
         mids = mids / np.where(mids < 0, np.abs(lo4)[:, None], np.abs(hi4)[:, None])  # -1..0..1
         wgrad = grad * np.exp(-0.5 * (mids / 0.6) ** 2)[:, None, :]
-    elif centred:
-        wgrad = grad * _CENTRED_WEIGHT[None, None, :]  # weights -1 .. 1 across the band
     else:
-        wgrad = grad
+        wgrad = grad * _CENTRED_WEIGHT[None, None, :]  # weights -1 .. 1 across the band
     best = wgrad.argmax(axis=2)  # (4n, S)
     # The best step and its neighbours (clipped to the profile) as flat indices: four plain
     # gathers, cheaper than four take_along_axis.
@@ -233,62 +214,6 @@ def snap_sides(
     take = finite & ~far & (quad_area(moved) > 0.3 * quad_area(quads))
     out[take] = moved[take]
     return out, found
-
-
-def inner_cards(small: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each quad, a card-like quad inset inside it (a card in a tray cell or on a white
-    box lid, whose own edge is too faint to close a region): (N, 4, 2) and (N,) bool found."""
-    short = np.minimum(
-        np.linalg.norm(quads[:, 1] - quads[:, 0], axis=1),
-        np.linalg.norm(quads[:, 2] - quads[:, 1], axis=1),
-    )
-    across = np.linalg.norm(np.roll(quads, -2, axis=1) - np.roll(quads, -1, axis=1), axis=2)
-    deepest = np.minimum(0.3 * short[:, None], INSET_DEPTH * across)  # (N, 4), side i: i -> i+1
-    inner, found = snap_sides(small, quads, -deepest, -0.03 * short, centred=False, min_step=2.5)
-    return inner, found.all(axis=1)
-
-
-def frame_contrast(small: np.ndarray, outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
-    """(N,) CIE76 colour difference (CIELAB, L* 0-100) between the frame round each inset card
-    and the card's own paper: the median colour of the ring between ``outer`` and ``inner``
-    (N, 4, 2 working pixels; the outer quad shrunk 3 %, the inner grown 6 % about its centre, so
-    neither edge counts) against that of a band just inside ``inner`` (94 % to 82 % of it:
-    paper, clear of the symbols).
-
-    A card in a tray cell sits on another paper: the insets that match an annotated card measured
-    11.4 to 14.9 (koff, 16 insets in the annotated photos as taken and under the alterations of
-    ``scripts/eval_robustness.py``). Insets found inside a card already taken whole (its own
-    paper on both sides of noise or a faint crease) measured 0.4 to 2.8 (5, under noise and warm
-    light). 0 where a region is empty."""
-    out = np.zeros(len(outer))
-    h, w = small.shape[:2]
-    for i, (o, q) in enumerate(zip(outer, inner, strict=True)):
-        x0, y0 = np.maximum(np.floor(o.min(axis=0)).astype(int) - 1, 0)
-        x1, y1 = np.minimum(np.ceil(o.max(axis=0)).astype(int) + 2, (w, h))
-        if x1 - x0 < 4 or y1 - y0 < 4:
-            continue
-        patch = small[y0:y1, x0:x1]
-        origin = np.array([x0, y0], np.float64)
-        shape = patch.shape[:2]
-        ring = _quad_mask(o, 0.97, origin, shape) & ~_quad_mask(q, 1.06, origin, shape)
-        band = _quad_mask(q, 0.94, origin, shape) & ~_quad_mask(q, 0.82, origin, shape)
-        if not ring.any() or not band.any():
-            continue
-        lab = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2LAB)
-        out[i] = float(np.linalg.norm(np.median(lab[ring], axis=0) - np.median(lab[band], axis=0)))
-    return out
-
-
-def _quad_mask(
-    quad: np.ndarray, scale: float, origin: np.ndarray, shape: tuple[int, ...]
-) -> np.ndarray:
-    """(h, w) bool mask of the (4, 2) ``quad`` scaled by ``scale`` about its centre, in a patch
-    of ``shape`` whose top-left pixel is ``origin`` (x, y) of the quad's image."""
-    centre = quad.mean(axis=0)
-    pts = centre + scale * (quad - centre) - origin
-    mask = np.zeros(shape[:2], np.uint8)
-    cv2.fillPoly(mask, [np.round(pts).astype(np.int32)], 1)
-    return mask.astype(bool)
 
 
 def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
