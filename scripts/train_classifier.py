@@ -60,6 +60,7 @@ sys.path.insert(0, str(REPO))
 from vision.cards import ATTRIBUTES  # noqa: E402
 from vision.classify import crop_single_card, normalise_ink_chroma  # noqa: E402
 from vision.data import shared_datasets  # noqa: E402
+from vision.dataset.project import checked_datasets  # noqa: E402
 from vision.errors import SetVisionError  # noqa: E402
 from vision.warp import BALANCE_SETTINGS, BALANCE_VERSION, paper_mask, white_balance  # noqa: E402
 
@@ -1246,16 +1247,10 @@ def main(argv: list[str] | None = None) -> None:
         "flag above)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    for folder in args.data:  # a missing or unreadable dataset: one line, before any work
-        from vision.dataset.project import dataset_truths
-
-        try:
-            if not dataset_truths(folder):
-                parser.error(f"--data {folder}: no photo there is checked yet (setvision label "
-                             "review)")  # fmt: skip
-        except SetVisionError as error:
-            parser.error(f"--data {folder}: {error}")
-        DATA_DIRS.append(Path(folder).resolve())
+    try:  # a missing or unreadable dataset: one line, before any work
+        DATA_DIRS.extend(checked_datasets(args.data))
+    except SetVisionError as error:
+        parser.error(str(error))
     # The default --out is the shipped model: only the shipped recipe may write it (a trial run
     # of a few steps replaced it, and every card then read at 1%).
     how = ("threads", "workers", "device", "out", "cache_only")  # not the recipe

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vision.cards import full_deck  # noqa: E402
 from vision.data import REPO_ROOT, shared_datasets  # noqa: E402
+from vision.dataset.project import checked_datasets  # noqa: E402
 from vision.detect.learned import (  # noqa: E402
     BORDER_WIDTH,
     INPUT_LONG_SIDE,
@@ -51,6 +52,7 @@ from vision.detect.learned import (  # noqa: E402
     OUTPUT_STRIDE,
     card_labels,
 )
+from vision.errors import SetVisionError  # noqa: E402
 from vision.evaluation import load_annotations  # noqa: E402
 from vision.io import load_image  # noqa: E402
 from vision.render import (  # noqa: E402
@@ -379,16 +381,10 @@ def main() -> None:
                         help="also train on the checked photos of a dataset made by "
                         "'setvision label' (your own); may be given more than once")  # fmt: skip
     args = parser.parse_args()
-    for folder in args.data:  # a missing or unreadable dataset: one line, before any work
-        from vision.dataset.project import dataset_truths
-        from vision.errors import SetVisionError
-
-        try:
-            if not dataset_truths(folder):
-                parser.error(f"--data {folder}: no photo there is checked yet (setvision label "
-                             "review)")  # fmt: skip
-        except SetVisionError as error:
-            parser.error(f"--data {folder}: {error}")
+    try:  # a missing or unreadable dataset: one line, before any work
+        args.data = checked_datasets(args.data)
+    except SetVisionError as error:
+        parser.error(str(error))
     train(args)
 
 

@@ -21,7 +21,7 @@ from vision.dataset.records import (
 from vision.dataset.store import file_of, load_photos, photo_path
 from vision.evaluation import CardTruth, PhotoTruth
 
-__all__ = ["dataset_truths", "photos_from_truths", "truths_from_photos"]
+__all__ = ["checked_datasets", "dataset_truths", "photos_from_truths", "truths_from_photos"]
 
 
 def photos_from_truths(
@@ -96,3 +96,26 @@ def dataset_truths(folder: str | Path) -> list[PhotoTruth]:
     where = dataset_folder(folder, create=False)
     checked = [p for p in load_photos(where) if p.checked]
     return truths_from_photos(checked, where, None, f"data:{where.resolve().name}")
+
+
+def checked_datasets(folders: Iterable[str | Path]) -> list[Path]:
+    """The training scripts' ``--data`` folders, resolved, each checked to be a dataset with at
+    least one photo a person checked (said before any training starts).
+
+    Raises:
+        SetVisionError: naming the folder: no dataset there, unreadable, or nothing checked.
+    """
+    from vision.errors import SetVisionError
+
+    out = []
+    for folder in folders:
+        try:
+            truths = dataset_truths(folder)
+        except SetVisionError as error:
+            raise SetVisionError(f"--data {folder}: {error}") from None
+        if not truths:
+            raise SetVisionError(
+                f"--data {folder}: no photo there is checked yet (setvision label review)"
+            )
+        out.append(Path(folder).resolve())
+    return out
