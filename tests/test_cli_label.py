@@ -273,3 +273,15 @@ def test_dataset_without_photos_reviews_empty(tmp_path: Path) -> None:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_review_on_a_port_in_use_is_one_line(made: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = label("review", str(made), "--no-browser", "--port", port)
+    assert result.exit_code == 2
+    assert f"port {port} is in use" in result.output and "--port 0" in result.output

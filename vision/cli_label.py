@@ -7,6 +7,7 @@ app in :mod:`vision.cli`; the work is :mod:`vision.dataset`'s, this module parse
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -160,11 +161,12 @@ def photos_command(
     finally:  # Ctrl-C included: what was read is kept
         flush()
     read = len(todo) - failed
-    typer.echo(
-        f"{read} photo{'s' if read != 1 else ''} pre-labelled ({cards} cards) into {folder}"
-        + (f", {failed} not read" if failed else "")
-        + f"; check them: setvision label review {folder}"
-    )
+    if todo:
+        typer.echo(
+            f"{read} photo{'s' if read != 1 else ''} pre-labelled ({cards} cards) into {folder}"
+            + (f", {failed} not read" if failed else "")
+            + f"; check them: setvision label review {folder}"
+        )
     if kind is not None or crops:
         _export(folder, kind, crops, unchecked=True)
     if failed:
@@ -276,7 +278,16 @@ def review_command(
 
     folder = dataset_folder(dataset, create=False)
     photos = load_photos(folder)
-    server = make_server(folder, DEFAULT_PORT if port is None else port)
+    chosen = DEFAULT_PORT if port is None else port
+    try:
+        server = make_server(folder, chosen)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise fail(
+            f"port {chosen} is in use (another review running?); give --port N, or --port 0 "
+            "for any free one"
+        ) from None
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     left = sum(not p.checked for p in photos)
     typer.echo(f"review {folder} ({left} of {len(photos)} photos to check) at {url}")
