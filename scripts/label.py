@@ -1153,6 +1153,61 @@ def mark_reviewed(
             typer.echo(f"  note replaced; it was: {entry.note}")
 
 
+DatasetOutOpt = Annotated[
+    Path, typer.Option("--out", "-o", metavar="DATASET_DIR", help="The dataset folder.")
+]
+
+
+@app.command("to-dataset")
+def to_dataset(
+    sources: Annotated[list[str], typer.Argument(help="Sources (annotation files' names).")],
+    out: DatasetOutOpt,
+    annotations: AnnotationsOpt = DEFAULT_ANNOTATIONS,
+    data: DataOpt = None,
+) -> None:
+    """Write sources' annotations as a setvision label dataset (COCO, Label Studio tasks), to
+    review them in its page or in Label Studio; photos already there and checked are kept."""
+    from vision.dataset.project import photos_from_truths
+    from vision.dataset.records import merge_photos
+    from vision.dataset.store import dataset_folder, update_photos
+
+    store = Store(annotations, data, existing=True)
+    missing = [s for s in sources if not (annotations / f"{s}.json").is_file()]
+    if missing:
+        raise typer.BadParameter(
+            f"no annotations of {', '.join(missing)} (have: {', '.join(store.all_sources())})",
+            param_hint="'SOURCES'",
+        )
+    truths = [p for s in sources for p in sorted(store.source(s).values(), key=lambda p: p.path)]
+    folder = dataset_folder(out, create=True)
+    photos = photos_from_truths(truths, folder, store.data)
+    update_photos(folder, lambda old: merge_photos(old, photos, replace_unchecked=True)[0])
+    typer.echo(f"{len(photos)} photos of {', '.join(sources)} written to {folder}")
+
+
+@app.command("from-dataset")
+def from_dataset(
+    dataset: Annotated[Path, typer.Argument(metavar="DATASET_DIR", help="The dataset folder.")],
+    annotations: AnnotationsOpt = DEFAULT_ANNOTATIONS,
+    data: DataOpt = None,
+) -> None:
+    """Write a dataset's photos that lie in the shared datasets back into the annotation files
+    (one per source), each replacing that photo's entry; ``reviewed`` is the photo's check."""
+    from vision.dataset.project import truths_from_photos
+    from vision.dataset.store import dataset_folder, load_photos
+
+    store = Store(annotations, data)
+    folder = dataset_folder(dataset, create=False)
+    written = 0
+    for truth in truths_from_photos(load_photos(folder), folder, store.data, source=""):
+        if Path(truth.path).is_absolute():  # said, not dropped in silence
+            typer.echo(f"label.py: {truth.path} is not in {store.data}: left out", err=True)
+            continue
+        store.put(truth)
+        written += 1
+    typer.echo(f"{written} photos written to {annotations}")
+
+
 @app.command()
 def status(
     annotations: AnnotationsOpt = DEFAULT_ANNOTATIONS,
