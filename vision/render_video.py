@@ -24,13 +24,23 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from vision.cards import Card
+from vision.cards import Card, full_deck
 from vision.render_background import make_background
 from vision.render_card import card_size_for_width, render_card_and_mask, sample_style
 from vision.render_scene import _apply_h, _camera_homography, _composite, _quad, canonical_corners
+from vision.rules import find_sets
 from vision.warp import CARD_ASPECT
 
-__all__ = ["SIDES", "STEP_KINDS", "CardInView", "GameVideo", "Step", "StepTiming", "VideoFrame"]
+__all__ = [
+    "SIDES",
+    "STEP_KINDS",
+    "CardInView",
+    "GameVideo",
+    "Step",
+    "StepTiming",
+    "VideoFrame",
+    "game_script",
+]
 
 #: What a step does: ``deal`` and ``add`` put cards on the table, ``take`` removes them (a SET
 #: taken, or any cards), ``wrong_claim`` lifts them and puts them back.
@@ -135,6 +145,8 @@ class GameVideo:
         drift_px: how far the picture drifts (a hand-held or loosely mounted camera), pixels.
         reach_s, hold_s, settle_s: the timeline's durations (module docstring).
         noise: sensor noise (standard deviation, grey levels).
+        warm: tungsten cast, 0..1; exposure: gain on every channel (0.5 is a dim room), as in
+            :func:`vision.render_camera.apply_effects`.
 
     Raises:
         ValueError: for an unknown step kind or side, or a script the table cannot follow.
@@ -154,12 +166,15 @@ class GameVideo:
         hold_s: float = 0.5,
         settle_s: float = 1.0,
         noise: float = 2.0,
+        warm: float = 0.0,
+        exposure: float = 1.0,
     ) -> None:
         if fps <= 0:
             raise ValueError(f"fps: expected > 0, got {fps}")
         self.size = (int(size[0]), int(size[1]))
         self.fps = float(fps)
         self.noise = float(noise)
+        self.gains = np.array([1 - warm, 1 - 0.3 * warm, 1 + 0.25 * warm], np.float32) * exposure
         self.drift_px = float(drift_px)
         self._slots = _slot_quads()
         self.steps, self._cards, self._on = _timeline(script, reach_s, hold_s, settle_s)
@@ -248,9 +263,11 @@ class GameVideo:
                 cv2.fillPoly(card_mask, [np.round(q).astype(np.int32)], 1)
                 area = max(int(card_mask.sum()), 1)
                 covered[i] = bool((card_mask & arm_mask).sum() >= COVERED_SHARE * area)
-        if self.noise > 0:
-            grain = noise_rng.normal(0, self.noise, image.shape).astype(np.float32)
-            image = np.clip(image.astype(np.float32) + grain, 0, 255).astype(np.uint8)
+        if self.noise > 0 or not np.allclose(self.gains, 1.0):
+            lit = image.astype(np.float32) * self.gains
+            if self.noise > 0:
+                lit += noise_rng.normal(0, self.noise, image.shape).astype(np.float32)
+            image = np.clip(lit, 0, 255).astype(np.uint8)
         cards = tuple(CardInView(i, self._cards[i][0], corners[i], covered[i])
                       for i in sorted(corners))  # fmt: skip
         return VideoFrame(index, t, image, cards, arm is not None, step)
@@ -354,3 +371,57 @@ def _timeline(
         timings.append(StepTiming(index, step.kind, step.side, tuple(ids), t, act, back, end))
         t = end + settle_s
     return tuple(timings), cards, on
+
+
+def game_script(
+    rng: np.random.Generator, *, takes: int = 4, wrong_claims: int = 1, opening: int = 12
+) -> tuple[Step, ...]:
+    """A game played by the rules from a shuffled deck: the opening deal, then ``takes`` SETs
+    taken (3 more added when no SET is on the table, and 3 after a take that left fewer than
+    ``opening``), with ``wrong_claims`` claims of three cards that are not a SET among them, each
+    hand from a random side.
+
+    Raises:
+        ValueError: if ``opening`` is not 3 to 21 in steps of 3, or the counts are negative.
+    """
+    if opening not in range(3, 22, 3) or takes < 0 or wrong_claims < 0:
+        raise ValueError(
+            f"game_script: opening {opening}, takes {takes}, wrong_claims {wrong_claims}: "
+            "expected 3..21 in steps of 3 and counts >= 0"
+        )
+    deck = list(full_deck())
+    deck = [deck[i] for i in rng.permutation(len(deck))]
+    table = deck[:opening]
+    deck = deck[opening:]
+
+    def side() -> str:
+        return str(SIDES[int(rng.integers(len(SIDES)))])
+
+    steps = [Step("deal", tuple(table), side())]
+    claims_at = set(rng.choice(max(takes, 1), size=min(wrong_claims, max(takes, 1)),
+                               replace=False).tolist())  # fmt: skip
+    taken = 0
+    while taken < takes:
+        if taken in claims_at:
+            claims_at.discard(taken)
+            sets = {frozenset(t) for t in find_sets(table)}
+            for _ in range(100):
+                pick = rng.choice(len(table), 3, replace=False)
+                if frozenset(int(i) for i in pick) not in sets:
+                    steps.append(Step("wrong_claim", tuple(table[int(i)] for i in pick), side()))
+                    break
+        sets = find_sets(table)
+        if sets:
+            pick = sets[int(rng.integers(len(sets)))]
+            chosen = tuple(table[i] for i in pick)
+            steps.append(Step("take", chosen, side()))
+            table = [c for c in table if c not in chosen]
+            taken += 1
+            if len(table) >= opening:
+                continue
+        if len(deck) < 3 or len(table) + 3 > 3 * COLUMNS:
+            break
+        steps.append(Step("add", tuple(deck[:3]), side()))
+        table += deck[:3]
+        deck = deck[3:]
+    return tuple(steps)

@@ -1,0 +1,147 @@
+"""Is the table being touched? A hand or arm over the table, told from the change against the
+last still picture of the table: a hand reaches in from outside the picture, so what changed
+reaches the frame's edge; a card put down or taken changes a patch inside the picture.
+
+The reference is the small colour copy (:func:`vision.motion.small_grey` with ``colour=True``:
+skin and a wooden table can be one grey) of the last frame after which
+nothing moved for :data:`ABSORB_S`; it is carried along with the camera's move, so a drifting or
+hand-held camera does not look like a hand. A hand held still for longer than that is taken
+into the reference, and seen again when it moves or leaves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["TouchDetector", "Touch"]
+
+#: Levels a pixel must change by (the largest change of its three channels, against the
+#: reference or the last frame) to count as changed: above sensor noise and JPEG ringing (2-4
+#: levels), below a hand on any table (skin against paper, wood or cloth differs by 30 or more).
+CHANGED_LEVELS: Final = 28
+#: Share of the picture a changed patch touching the frame's edge must cover to be a hand or arm
+#: (a hand is a few percent of a table seen whole; a sliver at the edge is the camera's move).
+HAND_SHARE: Final = 0.004
+#: Share of the picture changed between consecutive frames above which it is moving: a
+#: fingertip entering at the edge (40 px of a 480 x 270 copy) already moves it, so a hand that
+#: enters is never taken into the reference as still.
+MOVING_SHARE: Final = 0.0003
+#: Seconds without motion after which the picture becomes the reference.
+ABSORB_S: Final = 1.0
+#: Share of the picture changed beyond which the change is the light or the whole view (auto
+#: exposure, the camera pointed elsewhere), not a hand: the reference is renewed when still.
+WHOLE_VIEW_SHARE: Final = 0.5
+#: Pixels of the copy next to the frame's edge (or the edge of what the reference saw) that
+#: count as "the edge".
+EDGE_PX: Final = 3
+
+
+@dataclass(frozen=True)
+class Touch:
+    """What the touch detector saw on one frame.
+
+    Attributes:
+        hand: a changed patch reaches the edge of the picture: a hand or arm is over the table.
+        moving: the picture changed since the last frame (beyond the camera's move).
+        still_s: seconds since the picture last moved.
+        changed: (h, w) bool mask of the copy, what differs from the reference.
+    """
+
+    hand: bool
+    moving: bool
+    still_s: float
+    changed: npt.NDArray[np.bool_]
+
+
+class TouchDetector:
+    """Tells a hand over the table from the change against the last still picture."""
+
+    def __init__(self) -> None:
+        self._reference: npt.NDArray[np.float32] | None = None
+        self._ref_to_now = np.eye(3)  # reference's pixels -> this frame's (copy pixels)
+        self._last: npt.NDArray[np.float32] | None = None
+        self._still_since: float | None = None
+
+    def update(
+        self, small: npt.NDArray[np.uint8], move: npt.NDArray[np.float64], time_s: float
+    ) -> Touch:
+        """Look at the next frame.
+
+        Args:
+            small: (h, w, 3) uint8 small colour copy of the frame.
+            move: (3, 3) homography from the previous frame's copy to this one's (copy pixels).
+            time_s: the frame's time, seconds.
+        """
+        img = cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32)
+        h, w = img.shape[:2]
+        if self._reference is None or self._reference.shape != img.shape or self._last is None:
+            self._absorb(img, time_s)
+            return Touch(False, False, 0.0, np.zeros((h, w), bool))
+        # The reference is warped from the picture kept, never re-sampled frame after frame
+        # (which blurs it); a band along the edge of what it saw is left out (interpolation).
+        self._ref_to_now = move @ self._ref_to_now
+        reference = cv2.warpPerspective(self._reference, self._ref_to_now, (w, h),
+                                        borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+        valid = cv2.warpPerspective(np.ones((h, w), np.uint8), self._ref_to_now, (w, h),
+                                    flags=cv2.INTER_NEAREST)  # fmt: skip
+        valid = cv2.erode(valid, np.ones((2 * EDGE_PX + 1,) * 2, np.uint8), borderValue=1)
+        last = cv2.warpPerspective(self._last, move, (w, h), borderMode=cv2.BORDER_REPLICATE)
+        moving_mask = (_change(img, last) > CHANGED_LEVELS) & (valid > 0)
+        moving = bool(moving_mask.mean() > MOVING_SHARE)
+        if moving or self._still_since is None:
+            self._still_since = time_s
+        still_s = time_s - self._still_since
+        matched = _gain_matched(reference, img, valid)
+        changed = (_change(img, matched) > CHANGED_LEVELS) & (valid > 0)
+        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3)))
+        share = float(changed.mean())
+        hand = share <= WHOLE_VIEW_SHARE and _reaches_edge(changed, valid, HAND_SHARE * h * w)
+        self._last = img
+        if still_s >= ABSORB_S or (share > WHOLE_VIEW_SHARE and not moving):
+            self._absorb(img, self._still_since)
+            hand = False
+        return Touch(hand, moving, still_s, changed.astype(bool))
+
+    def _absorb(self, img: npt.NDArray[np.float32], still_since: float) -> None:
+        """Take ``img`` as the reference (and the last frame)."""
+        self._reference, self._last = img, img
+        self._ref_to_now = np.eye(3)
+        self._still_since = still_since
+
+
+def _change(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """(h, w) the largest change of a pixel's three channels."""
+    return np.abs(a - b).max(axis=2)
+
+
+def _gain_matched(
+    reference: npt.NDArray[np.float32], img: npt.NDArray[np.float32], valid: npt.NDArray[np.uint8]
+) -> npt.NDArray[np.float32]:
+    """``reference`` scaled to ``img``'s brightness (a camera's auto exposure)."""
+    seen = valid > 0
+    ref_level = float(np.median(reference[seen])) if seen.any() else 0.0
+    if ref_level < 1.0:
+        return reference
+    return reference * np.float32(float(np.median(img[seen])) / ref_level)
+
+
+def _reaches_edge(
+    changed: npt.NDArray[np.uint8], valid: npt.NDArray[np.uint8], least: float
+) -> bool:
+    """Whether a changed patch of ``least`` pixels or more touches the picture's edge (or the
+    edge of the part the reference saw)."""
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+    big = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
+    if not big:
+        return False
+    edge = np.zeros_like(changed)
+    edge[:EDGE_PX], edge[-EDGE_PX:], edge[:, :EDGE_PX], edge[:, -EDGE_PX:] = 1, 1, 1, 1
+    unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * EDGE_PX + 1,) * 2))
+    edge |= unseen
+    touching = np.unique(labels[(edge > 0) & (changed > 0)])
+    return bool(set(touching.tolist()) & set(big))

@@ -1,0 +1,322 @@
+"""Cards followed from frame to frame: each physical card keeps an id while it stays on the
+table, its corners follow the camera's move, its reading is fused over the reads, and the SETs
+shown change only when the table does.
+
+Two things feed the tracker:
+
+- every frame: the camera's move (:mod:`vision.motion`), whether a hand is over the table
+  (:mod:`vision.touch`) and the frame's grey copy, on which each card is checked against a small
+  picture of itself (its *template*): a card covered by a hand, or lifted, no longer looks like
+  itself;
+- now and then: a :class:`Read` (the detector and classifier run on one earlier frame, its cards
+  carried to this frame by the camera's move since).
+
+Rules (what a user of the overlay expects):
+
+- a card is shown once it is still: a card read on a frame with no hand and no motion that
+  still looks the same when the read arrives (a card in a hand is never read as on the table);
+- its reading is the mean of the log-probabilities of its last :data:`READS_KEPT` reads taken
+  with no hand in view, decoded across the table with the one-deck constraint: one bad frame
+  does not flip a card, and a changed reading must be decoded twice before it is shown;
+- a card a hand covers keeps its id, and its SETs are not drawn while it cannot be seen (a
+  card being taken is never part of a SET drawn);
+- a card is dropped when a read with no hand in view does not find it and it no longer looks
+  like itself (a card the detector missed once but still there stays).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Final
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.cards import Card
+from vision.decode import decode_table
+from vision.rules import find_sets
+from vision.settings import UNCERTAIN_BELOW
+
+__all__ = ["READS_KEPT", "CardTracker", "LiveTable", "Read", "TrackedCard"]
+
+#: Reads fused per card (the last ones with no hand in view): at 5 reads a second, 2 s.
+READS_KEPT: Final = 10
+#: Least normalised correlation of a card's picture with its template for it to be "seen":
+#: measured on rendered game videos, a card in view correlates 0.8-0.99 with itself under
+#: drift and noise, and under 0.4 with a hand over it or the table where it lay.
+SEEN_CORRELATION: Final = 0.6
+#: Template size (width, height) in px: a card's picture on the grey copy, a little larger than
+#: the card so its edge is in it (:data:`TEMPLATE_MARGIN` of its size on each side).
+TEMPLATE_SIZE: Final = (24, 36)
+TEMPLATE_MARGIN: Final = 0.08
+#: A read's card matches a track when their centres are closer than this share of the card's
+#: width (cards on a table are at least about a card's width apart, centre to centre).
+MATCH_SHARE: Final = 0.5
+#: Corners moved by less than this (px) in a read are smoothed, not jumped: no jitter.
+STEADY_PX: Final = 2.5
+STEADY_BLEND: Final = 0.3
+#: Probability floor when taking logs (a read saying 0 does not veto a card for ever).
+PROB_FLOOR: Final = 1e-4
+#: A card that has not been seen (template) for this long with no hand in view is dropped.
+UNSEEN_DROP_S: Final = 0.6
+
+
+@dataclass(frozen=True)
+class Read:
+    """The detector and classifier's result on one frame, carried to the current one.
+
+    Attributes:
+        corners: (N, 4, 2) float32 current-frame pixels, TL, TR, BR, BL (portrait).
+        probabilities: (N, 4, 3) float32 per-attribute probabilities (count, colour, shape,
+            fill; enum order), as :attr:`vision.table.Table.probabilities`.
+        grey: (h, w) uint8 grey copy of the frame read (:func:`vision.motion.small_grey`).
+        read_corners: (N, 4, 2) float32 the same corners in the frame read, full-frame pixels.
+        settled: the frame read had no hand in view and no motion.
+    """
+
+    corners: npt.NDArray[np.float32]
+    probabilities: npt.NDArray[np.float32]
+    grey: npt.NDArray[np.uint8]
+    read_corners: npt.NDArray[np.float32]
+    settled: bool
+
+
+@dataclass(frozen=True)
+class TrackedCard:
+    """A card shown on one frame.
+
+    Attributes:
+        id: track id (from 0, never reused in a run).
+        card: the fused reading.
+        confidence: its probability, 0..1 (decoded over the table).
+        uncertain: confidence under the threshold.
+        corners: (4, 2) float32 frame pixels, TL, TR, BR, BL.
+        seen: the card looks like itself on this frame (not covered, not lifted).
+    """
+
+    id: int
+    card: Card
+    confidence: float
+    uncertain: bool
+    corners: npt.NDArray[np.float32]
+    seen: bool
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    """What is shown on one frame.
+
+    Attributes:
+        cards: the cards on the table, by id.
+        sets: the SETs drawn, as sorted id triples, among cards seen on this frame.
+        hand: a hand or arm is over the table.
+    """
+
+    cards: tuple[TrackedCard, ...]
+    sets: tuple[tuple[int, int, int], ...]
+    hand: bool
+
+
+@dataclass
+class _Track:
+    id: int
+    corners: npt.NDArray[np.float32]
+    template: npt.NDArray[np.float32]
+    logs: deque[npt.NDArray[np.float32]] = field(default_factory=lambda: deque(maxlen=READS_KEPT))
+    confirmed: bool = False
+    shown: Card | None = None
+    pending: Card | None = None
+    confidence: float = 0.0
+    uncertain: bool = True
+    seen: bool = True
+    unseen_since: float | None = None
+
+
+class CardTracker:
+    """Follows the cards of a table over a video's frames (see the module docstring).
+
+    Args:
+        scale: full-frame pixels per pixel of the grey copies given (``W / WORK_WIDTH``).
+        mixed_decks: several decks are mixed: decode without the one-deck constraint.
+        uncertain_below: confidence under which a card is flagged uncertain.
+    """
+
+    def __init__(
+        self,
+        scale: float,
+        *,
+        mixed_decks: bool = False,
+        uncertain_below: float = UNCERTAIN_BELOW,
+    ) -> None:
+        self.scale = float(scale)
+        self.mixed_decks = mixed_decks
+        self.uncertain_below = uncertain_below
+        self._tracks: list[_Track] = []
+        self._next_id = 0
+        self._sets: tuple[tuple[int, int, int], ...] = ()
+
+    def step(
+        self,
+        grey: npt.NDArray[np.uint8],
+        move: npt.NDArray[np.float64],
+        hand: bool,
+        time_s: float,
+        read: Read | None = None,
+    ) -> LiveTable:
+        """Advance to the next frame.
+
+        Args:
+            grey: (h, w) uint8 grey copy of this frame.
+            move: (3, 3) homography, previous frame -> this frame, full-frame pixels.
+            hand: a hand is over the table on this frame (:class:`vision.touch.Touch`).
+            time_s: this frame's time, seconds.
+            read: a read that arrived for this frame, its corners carried to it, or None.
+        """
+        for track in self._tracks:
+            track.corners = _moved(track.corners, move)
+            track.seen = self._looks_alike(grey, track)
+            if track.seen:
+                track.unseen_since = None
+            elif track.unseen_since is None:
+                track.unseen_since = time_s
+        if read is not None:
+            self._apply(read, grey, hand)
+        self._tracks = [t for t in self._tracks if not self._gone(t, hand, time_s)]
+        if read is not None:
+            self._decode()
+        shown = [t for t in self._tracks if t.confirmed and t.shown is not None]
+        visible = [t for t in shown if t.seen]
+        sets = tuple(
+            tuple(sorted((visible[i].id, visible[j].id, visible[k].id)))
+            for i, j, k in find_sets([t.shown for t in visible])  # type: ignore[misc]
+        )
+        self._sets = tuple(sorted(sets))  # type: ignore[arg-type]
+        cards = tuple(
+            TrackedCard(t.id, t.shown, t.confidence, t.uncertain, t.corners.copy(), t.seen)  # type: ignore[arg-type]
+            for t in sorted(shown, key=lambda t: t.id)
+        )
+        return LiveTable(cards, self._sets, hand)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def _apply(self, read: Read, grey: npt.NDArray[np.uint8], hand: bool) -> None:
+        """Match a read's cards to the tracks; new cards start tracks, the rest are refreshed."""
+        matched: set[int] = set()
+        free = list(range(len(read.corners)))
+        for track in sorted(self._tracks, key=lambda t: not t.confirmed):
+            if not free:
+                break
+            centre = track.corners.mean(axis=0)
+            width = _card_width(track.corners)
+            dists = [float(np.linalg.norm(read.corners[i].mean(axis=0) - centre)) for i in free]
+            best = int(np.argmin(dists))
+            if dists[best] > MATCH_SHARE * width:
+                continue
+            i = free.pop(best)
+            matched.add(track.id)
+            self._refresh(track, read, i, grey, hand)
+        if read.settled and not hand:
+            for i in free:
+                template = _template(read.grey, read.read_corners[i] / self.scale)
+                track = _Track(self._next_id, read.corners[i].copy(), template)
+                self._next_id += 1
+                track.logs.append(_logs(read.probabilities[i]))
+                track.seen = _alike(_template(grey, track.corners / self.scale), template)
+                track.confirmed = track.seen
+                self._tracks.append(track)
+        for track in self._tracks:
+            if track.id in matched or not read.settled or hand:
+                continue
+            if not track.confirmed:  # read once, not found again: a passing false find
+                track.unseen_since = -np.inf
+
+    def _refresh(
+        self, track: _Track, read: Read, i: int, grey: npt.NDArray[np.uint8], hand: bool
+    ) -> None:
+        new = read.corners[i]
+        if float(np.abs(new - track.corners).max()) < STEADY_PX:
+            track.corners = (1 - STEADY_BLEND) * track.corners + STEADY_BLEND * new
+        else:
+            track.corners = new.copy()
+        if read.settled and not hand:
+            track.logs.append(_logs(read.probabilities[i]))
+            track.template = _template(read.grey, read.read_corners[i] / self.scale)
+            track.seen = self._looks_alike(grey, track)
+            if track.seen:
+                track.unseen_since = None
+            track.confirmed = track.confirmed or track.seen
+
+    def _gone(self, track: _Track, hand: bool, time_s: float) -> bool:
+        """A track to drop: not seen for a while with no hand in view (a taken card), or a
+        first find that the next read did not repeat."""
+        if track.unseen_since is None or hand:
+            return False
+        return time_s - track.unseen_since >= (UNSEEN_DROP_S if track.confirmed else 0.0)
+
+    def _decode(self) -> None:
+        """Decode the confirmed tracks' fused readings together (one deck: each card once)."""
+        tracks = [t for t in self._tracks if t.confirmed and t.logs]
+        if not tracks:
+            return
+        mean = np.stack([np.mean(np.stack(t.logs), axis=0) for t in tracks])  # (N, 4, 3)
+        probs = np.exp(mean - mean.max(axis=2, keepdims=True))
+        probs = (probs / probs.sum(axis=2, keepdims=True)).astype(np.float32)
+        decoded = decode_table(
+            tuple(probs[:, a] for a in range(4)),
+            mixed_decks=self.mixed_decks,
+            uncertain_below=self.uncertain_below,
+        )
+        for k, track in enumerate(tracks):
+            card = decoded.cards[k]
+            if track.shown is None or card == track.shown or card == track.pending:
+                track.shown, track.pending = card, None
+            else:  # a changed reading: shown when the next decoding says it too
+                track.pending = card
+                continue
+            track.confidence = float(decoded.confidences[k])
+            track.uncertain = bool(decoded.uncertain[k])
+
+    # -- looks ------------------------------------------------------------------------------
+
+    def _looks_alike(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
+        return _alike(_template(grey, track.corners / self.scale), track.template)
+
+
+def _moved(
+    corners: npt.NDArray[np.float32], move: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float32]:
+    pts = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64), move)
+    return pts.reshape(4, 2).astype(np.float32)
+
+
+def _card_width(corners: npt.NDArray[np.float32]) -> float:
+    return (
+        float(np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[3])) / 2
+    )
+
+
+def _logs(probabilities: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.log(np.clip(np.asarray(probabilities, np.float32), PROB_FLOOR, 1.0))
+
+
+def _template(
+    grey: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """(h, w) float32 zero-mean unit-norm picture of the card at ``corners`` (px of ``grey``),
+    with a margin (:data:`TEMPLATE_MARGIN`) around it."""
+    w, h = TEMPLATE_SIZE
+    centre = corners.mean(axis=0)
+    outer = centre + (corners - centre) * (1 + 2 * TEMPLATE_MARGIN)
+    target = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    hom = cv2.getPerspectiveTransform(outer.astype(np.float32), target)
+    patch = cv2.warpPerspective(grey, hom, (w, h), flags=cv2.INTER_AREA,
+                                borderMode=cv2.BORDER_REPLICATE).astype(np.float32)  # fmt: skip
+    patch -= patch.mean()
+    norm = float(np.linalg.norm(patch))
+    return patch / norm if norm > 1e-6 else patch
+
+
+def _alike(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> bool:
+    return float((a * b).sum()) >= SEEN_CORRELATION
