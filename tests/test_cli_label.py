@@ -250,6 +250,17 @@ def test_review_page_refuses_bad_edits(
     assert (tmp_path / "set" / ANNOTATIONS_FILE).read_bytes() == before
 
 
+def test_review_page_takes_json_only(server: str, tmp_path: Path) -> None:
+    # A form another web page posts (text/plain needs no CORS preflight) changes nothing.
+    before = (tmp_path / "set" / ANNOTATIONS_FILE).read_bytes()
+    request = urllib.request.Request(server + "api/photos/0", b'{"cards": []}',
+                                     {"Content-Type": "text/plain"})  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(request, timeout=10)
+    assert error.value.code == 415
+    assert (tmp_path / "set" / ANNOTATIONS_FILE).read_bytes() == before
+
+
 def test_review_page_snaps_a_rough_card(server: str, tmp_path: Path) -> None:
     (photo,) = load_photos(tmp_path / "set")
     true = photo.cards[0].corners

@@ -17,7 +17,8 @@ through this JSON API:
 PHOTO is ``{"file", "width", "height", "checked", "note", "cards": [{"corners": [[x, y] x 4],
 "count", "colour", "shape", "fill" (all null for a card not read), "partial", "confidence",
 "checked"}]}``. Saves go through :func:`vision.dataset.store.update_photos` (whole files, under
-the folder's lock). Errors answer ``{"error": "one line"}`` with status 400 or 404.
+the folder's lock). Errors answer ``{"error": "one line"}`` with status 400 or 404 (415 for a
+body that is not ``application/json``).
 """
 
 from __future__ import annotations
@@ -134,6 +135,11 @@ class _Handler(BaseHTTPRequestHandler):
         found = _PHOTO.match(self.path)
         if not found or found.group(2) == "/image":
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
+            return
+        # Only JSON (a type browsers ask about before sending it across sites), so that another
+        # web page open in the browser cannot post a form to this one and change the dataset.
+        if not self.headers.get("Content-Type", "").startswith("application/json"):
+            self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "expected application/json"})
             return
         try:
             length = int(self.headers.get("Content-Length", "0"))
