@@ -61,7 +61,7 @@ def category_id(card: Card | None) -> int:
 
 
 def _categories() -> list[dict[str, Any]]:
-    common = {"supercategory": "card", "keypoints": list(KEYPOINT_NAMES)}
+    common: dict[str, Any] = {"supercategory": "card", "keypoints": list(KEYPOINT_NAMES)}
     common["skeleton"] = [list(pair) for pair in SKELETON]
     out = [
         {"id": category_id(card), "name": card.label, **common, **card_attributes(card)}
@@ -104,7 +104,8 @@ def to_coco(photos: Iterable[LabelledPhoto], *, description: str = "") -> dict[s
     """The COCO JSON object of ``photos`` (ids: images and annotations numbered from 1)."""
     import vision
 
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     for image_id, photo in enumerate(photos, start=1):
         images.append(
             {

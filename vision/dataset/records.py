@@ -79,14 +79,14 @@ def card_from_attributes(data: dict[str, Any]) -> Card | None:
     if len(present) < len(ATTRIBUTES):
         missing = [name for name, _ in ATTRIBUTES if name not in present]
         raise ValueError(f"card attributes: {', '.join(missing)} missing (give all four or none)")
-    values = []
+    positions = []
     for name, kind in ATTRIBUTES:
         raw = data[name]
         wanted = [str(v.value) for v in kind]
         if str(raw) not in wanted:
             raise ValueError(f"{name} {raw!r} is not one of {', '.join(wanted)}")
-        values.append(next(v for v in kind if str(v.value) == str(raw)))
-    return Card(*values)
+        positions.append(wanted.index(str(raw)))
+    return Card.from_positions(positions)
 
 
 @dataclass(frozen=True, eq=False)  # eq below: the corners are an array

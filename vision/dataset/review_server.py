@@ -228,7 +228,7 @@ class _ReviewServer(ThreadingHTTPServer):
 
         if not isinstance(data, dict):
             raise ValueError("expected {'corners': [[x, y] x 4]}")
-        corners = portrait_order(data.get("corners"))
+        corners = portrait_order(data.get("corners", []))
         snapped = snap_quad(self.frame(index), corners)
         return portrait_order(np.asarray(snapped)).tolist()
 
