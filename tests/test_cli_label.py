@@ -88,6 +88,19 @@ def test_adding_photos_keeps_what_was_there(made: Path, photos: Path, tmp_path: 
     )
 
 
+def test_a_dataset_in_the_photos_folder_does_not_label_its_exports(
+    photos: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "one.jpg").write_bytes((photos / "one.jpg").read_bytes())
+    assert label(str(folder), "--out", str(folder / "set"), "--crops").exit_code == 0
+    result = label(str(folder), "-r", "--out", str(folder / "set"))
+    assert result.exit_code == 0, result.output
+    assert "12 files inside" in result.output and "left out" in result.output
+    assert len(load_photos(folder / "set")) == 1
+
+
 def _corrupt(folder: Path) -> Path:
     folder.mkdir()
     (folder / ANNOTATIONS_FILE).write_text('{"images": [')

@@ -126,6 +126,11 @@ def photos_command(
     folder = dataset_folder(out, create=True)
     before = load_photos(folder)  # a corrupt file stops here, before any work
     photos = list_photos(paths, recursive=recursive)
+    inside = [p for p in photos if p.resolve().is_relative_to(folder.resolve())]
+    if inside:  # the dataset's own YOLO links and crops (a dataset made in the photos' folder)
+        say_err(f"setvision: {len(inside)} files inside {folder} (its exports) are not photos "
+                "to label: left out")  # fmt: skip
+        photos = [p for p in photos if p not in inside]
     files = [file_of(folder, p) for p in photos]
     have = {p.file: p for p in before}
     todo = [
