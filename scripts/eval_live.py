@@ -47,6 +47,8 @@ SETTLED_AFTER_S = 0.5
 #: A shown card is at a true card's place when their centres are closer than this share of a
 #: card's width.
 SAME_PLACE = 0.3
+#: Say each id change as it happens (--verbose).
+VERBOSE = False
 
 
 def video_cases(n: int, seed: int, size: tuple[int, int]) -> list[dict[str, Any]]:
@@ -131,6 +133,9 @@ def score_frames(
         for track_id, true_id in match.items():
             if true_id in ids and ids[true_id] != track_id:
                 stats["id_changes"] += 1
+                if VERBOSE:
+                    print(f"  frame {live.index} ({t:.2f} s): card {true_id} was track "
+                          f"{ids[true_id]}, now {track_id}")  # fmt: skip
             ids[true_id] = track_id
         last_end = max([e for e in ends if e <= t], default=None)
         for k, e in enumerate(ends):
@@ -177,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=at_least(0), default=0)
     parser.add_argument("--size", default="1280x720", help="WIDTHxHEIGHT")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+    parser.add_argument("--verbose", action="store_true", help="Say each id change.")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     try:
         size = tuple(int(v) for v in args.size.lower().split("x"))
         assert len(size) == 2 and min(size) >= 64

@@ -41,7 +41,7 @@ def small_grey(
     h, w = frame.shape[:2]
     height = max(1, round(h * width / w))
     if (w, h) != (width, height):
-        frame = cv2.resize(frame, (width, height), interpolation=cv2.INTER_AREA)
+        frame = cv2.resize(frame, (width, height), interpolation=cv2.INTER_LINEAR)
     if colour or frame.ndim == 2:
         return frame
     return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)

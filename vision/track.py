@@ -59,7 +59,8 @@ STEADY_PX: Final = 2.5
 STEADY_BLEND: Final = 0.3
 #: Probability floor when taking logs (a read saying 0 does not veto a card for ever).
 PROB_FLOOR: Final = 1e-4
-#: A card that has not been seen (template) for this long with no hand in view is dropped.
+#: A card that has not been seen (template) for this long with no hand in view is dropped (a
+#: settled read that does not find it drops it at once).
 UNSEEN_DROP_S: Final = 0.6
 
 
@@ -177,7 +178,7 @@ class CardTracker:
         for track in self._tracks:
             track.corners = _moved(track.corners, move)
             track.seen = self._looks_alike(grey, track)
-            if track.seen:
+            if track.seen or hand:  # counted from when no hand is in view
                 track.unseen_since = None
             elif track.unseen_since is None:
                 track.unseen_since = time_s
@@ -229,7 +230,9 @@ class CardTracker:
         for track in self._tracks:
             if track.id in matched or not read.settled or hand:
                 continue
-            if not track.confirmed:  # read once, not found again: a passing false find
+            # Read once and not found again (a passing false find), or not found and no longer
+            # looking like itself with no hand in view (taken): gone now.
+            if not track.confirmed or not track.seen:
                 track.unseen_since = -np.inf
 
     def _refresh(
