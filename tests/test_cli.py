@@ -227,9 +227,9 @@ def test_help_lists_the_main_job_first(capsys: pytest.CaptureFixture[str]) -> No
      ("12.5%", 0.125)],
 )  # fmt: skip
 def test_uncertain_below_takes_a_probability_or_a_percentage(text: str, value: float) -> None:
-    from vision.cli_photo import _probability
+    from vision.cli_photo import probability_option
 
-    assert _probability(text) == pytest.approx(value)
+    assert probability_option(text) == pytest.approx(value)
 
 
 @pytest.mark.parametrize("command", [[], ["photo"], ["sets"], ["simulate"]])

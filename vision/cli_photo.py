@@ -21,7 +21,7 @@ from vision.photo_warnings import file_warnings, reading_warnings
 from vision.rules import no_set_verdict
 from vision.settings import MAX_PIXELS, UNCERTAIN_BELOW
 
-__all__ = ["photo_command"]
+__all__ = ["photo_command", "probability_option"]
 
 
 @user_errors
@@ -74,7 +74,7 @@ def photo_command(
         float,
         typer.Option(
             "--uncertain-below",
-            parser=_probability,
+            parser=probability_option,
             metavar="P",
             help="Flag cards whose reading is less likely right than this (a calibrated "
             "probability, 0 to 1, or a percentage: 0.9 or 90%).",
@@ -254,7 +254,7 @@ def photo_command(
 SUBFOLDER_COUNT_LIMIT = 1000
 
 
-def _probability(text: str | float) -> float:
+def probability_option(text: str | float) -> float:
     """``--uncertain-below``: a probability from 0 to 1 ("0.9") or a percentage ("90%"); the
     default arrives as a float.
 

@@ -44,6 +44,7 @@ __all__ = [
     "MAX_PIXELS",
     "ImageSource",
     "decode_scale",
+    "decoder_messages",
     "frame_count",
     "is_gif",
     "is_palette_png",
@@ -147,7 +148,7 @@ def load_image(
         raise SetVisionError(f"{name} is a truncated JPEG (the file ends early); copy it again")
     buffer = np.frombuffer(data, dtype=np.uint8)
     try:
-        with _decoder_messages() as messages:
+        with decoder_messages() as messages:
             if _has_alpha(data):
                 frame = _decode_alpha(buffer, name)
             else:
@@ -167,7 +168,7 @@ def load_image(
         raise SetVisionError(f"{name} is damaged ({damage[0]}); it cannot be read reliably")
     if frame is None and head[:4] in _TIFF_MAGIC:
         # A TIFF of 32-bit or floating-point samples: OpenCV reads it only as it is stored.
-        with _decoder_messages():
+        with decoder_messages():
             frame = _decode_alpha(buffer, name)
     if frame is None:
         if size is not None or _image_magic(head):  # a format read here: the rest is damaged
@@ -208,7 +209,7 @@ _DAMAGE_WORDS: Final = ("Corrupt JPEG data", "premature end", "CRC error", "TIFF
 
 
 @contextlib.contextmanager
-def _decoder_messages() -> Iterator[list[str]]:
+def decoder_messages() -> Iterator[list[str]]:
     """Collect what the C image libraries print to standard error (file descriptor 2) while
     decoding, instead of letting it reach the user; yields the list, filled on exit."""
     lines: list[str] = []
@@ -336,7 +337,7 @@ def frame_count(path: str | os.PathLike[str]) -> int:
     if Path(path).suffix.lower() not in _MULTI_FRAME:
         return 1
     try:
-        with _decoder_messages():  # OpenCV logs a file it cannot count to stderr
+        with decoder_messages():  # OpenCV logs a file it cannot count to stderr
             count = int(cv2.imcount(os.fspath(path)))
     except (cv2.error, OSError, ValueError):
         return 1

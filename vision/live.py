@@ -138,8 +138,9 @@ def follow(
                     size = image.shape
                     motion = MotionTracker((image.shape[1], image.shape[0]))
                     tracker = CardTracker(
-                        motion.scale, mixed_decks=mixed_decks, uncertain_below=uncertain_below
-                    )
+                        motion.scale, mixed_decks=mixed_decks, uncertain_below=uncertain_below,
+                        temperatures=getattr(classifier, "temperatures", None),
+                    )  # fmt: skip
                 elif image.shape != size:
                     raise ValueError(
                         f"frame {frame.index}: {image.shape[1]} x {image.shape[0]} px, the "
@@ -157,7 +158,9 @@ def follow(
                     if pending.future.done() or (due and not realtime):
                         arrived = _arrived(pending, pending.future.result())
                         pending = None
-                table = tracker.step(grey, moved.homography, seen.hand, frame.time_s, arrived)
+                table = tracker.step(
+                    grey, moved.homography, seen.hand, frame.time_s, arrived, arm=seen.arm
+                )
                 if pending is None and not math.isnan(frame.time_s):
                     pending = _Pending(
                         pool.submit(read, image), frame.time_s, grey,

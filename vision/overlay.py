@@ -19,6 +19,7 @@ Everything scales with the image (line widths, fonts, offsets), so the picture r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 import cv2
@@ -204,6 +205,7 @@ def draw_table(
     *,
     copy: bool = True,
     legend_beside: bool = False,
+    numbers: Sequence[int] | None = None,
 ) -> npt.NDArray[np.uint8]:
     """An annotated copy of ``frame`` showing the table's cards, labels, SETs and a legend.
 
@@ -235,6 +237,7 @@ def draw_table(
     card_w = _card_width(corners) if n else 100.0 * unit
     line = max(1, round(min(2.5 * unit, card_w / 40)))
     shown = table.sets[:_LEGEND_LINES]  # the SETs drawn are the SETs listed in the legend
+    tags = list(numbers) if numbers is not None else list(range(1, n + 1))
     palette = set_colours(len(shown))
 
     # Card outlines: black under white so they read on any background.
@@ -269,7 +272,7 @@ def draw_table(
         quad = corners[i]
         noun = card.shape.value + ("s" if card.count.value > 1 else "")
         colour_word = UNKNOWN_COLOUR if table.colourless else card.colour.value
-        lines = [f"#{i + 1}  {card.count.value} {colour_word}", f"{card.fill.value} {noun}"]
+        lines = [f"#{tags[i]}  {card.count.value} {colour_word}", f"{card.fill.value} {noun}"]
         colour = (0, 0, 0)
         if table.uncertain[i]:
             lines.append(f"? {format_confidence(float(table.confidences[i]))}")
@@ -292,7 +295,7 @@ def draw_table(
         placed.append(box)
         _text_box(out, label, box, scale, thick, colour)
 
-    return _legend(out, table, palette, unit, beside=legend_beside)
+    return _legend(out, table, palette, unit, beside=legend_beside, tags=tags)
 
 
 def _legend(
@@ -302,6 +305,7 @@ def _legend(
     unit: float,
     *,
     beside: bool,
+    tags: list[int],
 ) -> npt.NDArray[np.uint8]:
     scale = max(0.35, 0.6 * unit)
     thick = max(1, round(1.5 * unit))
@@ -315,7 +319,7 @@ def _legend(
         s = len(table.sets)
         lines = [(f"{_cards(n)}, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]
         for k, (triple, colour) in enumerate(zip(table.sets, palette)):  # the SETs drawn
-            ids = " ".join(f"#{i + 1}" for i in triple)
+            ids = " ".join(f"#{tags[i]}" for i in triple)
             lines.append((f"SET {k + 1}: {ids}", colour))
         if s > len(palette):
             lines.append((f"+ {s - len(palette)} more (not drawn)", (255, 255, 255)))

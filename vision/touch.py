@@ -49,13 +49,16 @@ class Touch:
         hand: a changed patch reaches the edge of the picture: a hand or arm is over the table.
         moving: the picture changed since the last frame (beyond the camera's move).
         still_s: seconds since the picture last moved.
-        changed: (h, w) bool mask of the copy, what differs from the reference.
+        changed: (h, w) bool mask of a copy half as wide as the grey copy
+            (:data:`vision.motion.WORK_WIDTH` / 2 px), what differs from the reference.
+        arm: (h, w) bool, the part of ``changed`` taken for a hand or arm.
     """
 
     hand: bool
     moving: bool
     still_s: float
     changed: npt.NDArray[np.bool_]
+    arm: npt.NDArray[np.bool_]
 
 
 class TouchDetector:
@@ -84,7 +87,7 @@ class TouchDetector:
         h, w = img.shape[:2]
         if self._reference is None or self._reference.shape != img.shape or self._last is None:
             self._absorb(img, time_s)
-            return Touch(False, False, 0.0, np.zeros((h, w), bool))
+            return Touch(False, False, 0.0, np.zeros((h, w), bool), np.zeros((h, w), bool))
         # The reference is warped from the picture kept, never re-sampled frame after frame
         # (which blurs it); a band along the edge of what it saw is left out (interpolation).
         self._ref_to_now = move @ self._ref_to_now
@@ -103,12 +106,14 @@ class TouchDetector:
         changed = (_change(img, matched) > CHANGED_LEVELS) & (valid > 0)
         changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3)))
         share = float(changed.mean())
-        hand = share <= WHOLE_VIEW_SHARE and _reaches_edge(changed, valid, HAND_SHARE * h * w)
+        arm = _hand_mask(changed, valid, HAND_SHARE * h * w)
+        if share > WHOLE_VIEW_SHARE:
+            arm[:] = False
         self._last = img
         if still_s >= ABSORB_S or (share > WHOLE_VIEW_SHARE and not moving):
             self._absorb(img, self._still_since)
-            hand = False
-        return Touch(hand, moving, still_s, changed.astype(bool))
+            arm[:] = False
+        return Touch(bool(arm.any()), moving, still_s, changed.astype(bool), arm)
 
     def _absorb(self, img: npt.NDArray[np.int16], still_since: float) -> None:
         """Take ``img`` as the reference (and the last frame)."""
@@ -137,18 +142,18 @@ def _gain_matched(
     return np.round(reference * gain).astype(np.int16)
 
 
-def _reaches_edge(
+def _hand_mask(
     changed: npt.NDArray[np.uint8], valid: npt.NDArray[np.uint8], least: float
-) -> bool:
-    """Whether a changed patch of ``least`` pixels or more touches the picture's edge (or the
-    edge of the part the reference saw)."""
+) -> npt.NDArray[np.bool_]:
+    """The changed patches of ``least`` pixels or more that touch the picture's edge (or the
+    edge of the part the reference saw): (h, w) bool."""
     n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
     big = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
     if not big:
-        return False
+        return np.zeros(changed.shape, bool)
     edge = np.zeros_like(changed)
     edge[:EDGE_PX], edge[-EDGE_PX:], edge[:, :EDGE_PX], edge[:, -EDGE_PX:] = 1, 1, 1, 1
     unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * EDGE_PX + 1,) * 2))
     edge |= unseen
-    touching = np.unique(labels[(edge > 0) & (changed > 0)])
-    return bool(set(touching.tolist()) & set(big))
+    touching = set(np.unique(labels[(edge > 0) & (changed > 0)]).tolist()) & set(big)
+    return np.isin(labels, sorted(touching))

@@ -62,6 +62,19 @@ PROB_FLOOR: Final = 1e-4
 #: A card that has not been seen (template) for this long with no hand in view is dropped (a
 #: settled read that does not find it drops it at once).
 UNSEEN_DROP_S: Final = 0.6
+#: A card not seen for this long while no hand or arm lies over it (a hand in view elsewhere)
+#: is dropped: lifted, as the hand goes back with a SET (6 frames at 30 fps, so one frame's
+#: glare or blur does not drop a card).
+BARE_DROP_S: Final = 0.2
+#: Seconds a card that left is remembered: put back where it lay, looking the same, it keeps
+#: its id (a wrong claim: three cards lifted, shown, put back).
+REMEMBER_S: Final = 30.0
+#: Pixels (of the arm mask) by which the arm is widened when asking whether it covers a card:
+#: a hand's shadow and the fingers' edge.
+ARM_MARGIN_PX: Final = 4
+#: A read taken while a hand was in view or things moved moves a card's corners only by less
+#: than this share of its width (a pushed card); more is a card merged with a hand.
+UNSETTLED_MOVE_SHARE: Final = 0.25
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,7 @@ class _Track:
     uncertain: bool = True
     seen: bool = True
     unseen_since: float | None = None
+    bare_since: float | None = None
 
 
 class CardTracker:
@@ -142,6 +156,8 @@ class CardTracker:
         scale: full-frame pixels per pixel of the grey copies given (``W / WORK_WIDTH``).
         mixed_decks: several decks are mixed: decode without the one-deck constraint.
         uncertain_below: confidence under which a card is flagged uncertain.
+        temperatures: the classifier's calibration (:attr:`vision.classify.CardClassifier.
+            temperatures`), so a card's confidence means what the photo command's does.
     """
 
     def __init__(
@@ -150,12 +166,15 @@ class CardTracker:
         *,
         mixed_decks: bool = False,
         uncertain_below: float = UNCERTAIN_BELOW,
+        temperatures: tuple[float, ...] | None = None,
     ) -> None:
         self.scale = float(scale)
         self.mixed_decks = mixed_decks
         self.uncertain_below = uncertain_below
+        self.temperatures = temperatures
         self._tracks: list[_Track] = []
         self._next_id = 0
+        self._left: list[tuple[float, _Track]] = []  # (when, track) of cards that left
         self._sets: tuple[tuple[int, int, int], ...] = ()
 
     def step(
@@ -165,6 +184,7 @@ class CardTracker:
         hand: bool,
         time_s: float,
         read: Read | None = None,
+        arm: npt.NDArray[np.bool_] | None = None,
     ) -> LiveTable:
         """Advance to the next frame.
 
@@ -174,7 +194,12 @@ class CardTracker:
             hand: a hand is over the table on this frame (:class:`vision.touch.Touch`).
             time_s: this frame's time, seconds.
             read: a read that arrived for this frame, its corners carried to it, or None.
+            arm: (h, w) bool, where the hand and arm are (:attr:`vision.touch.Touch.arm`, on a
+                copy of the frame ``W / w`` times smaller), or None.
         """
+        wide = None
+        if arm is not None and arm.any():
+            wide = cv2.dilate(arm.astype(np.uint8), np.ones((2 * ARM_MARGIN_PX + 1,) * 2))
         for track in self._tracks:
             track.corners = _moved(track.corners, move)
             track.seen = self._looks_alike(grey, track)
@@ -182,9 +207,21 @@ class CardTracker:
                 track.unseen_since = None
             elif track.unseen_since is None:
                 track.unseen_since = time_s
+            f = 0.0 if wide is None else wide.shape[1] / (grey.shape[1] * self.scale)
+            if track.seen or (wide is not None and _covers(wide, track.corners, f)):
+                track.bare_since = None
+            elif track.bare_since is None:
+                track.bare_since = time_s
         if read is not None:
             self._apply(read, grey, hand)
-        self._tracks = [t for t in self._tracks if not self._gone(t, hand, time_s)]
+        keep = []
+        for track in self._tracks:
+            if not self._gone(track, hand, time_s):
+                keep.append(track)
+            elif track.confirmed:  # remembered: a card put back (a wrong claim) is the same
+                self._left.append((time_s, track))
+        self._tracks = keep
+        self._left = [(t, k) for t, k in self._left if time_s - t <= REMEMBER_S]
         if read is not None:
             self._decode()
         shown = [t for t in self._tracks if t.confirmed and t.shown is not None]
@@ -221,8 +258,12 @@ class CardTracker:
         if read.settled and not hand:
             for i in free:
                 template = _template(read.grey, read.read_corners[i] / self.scale)
-                track = _Track(self._next_id, read.corners[i].copy(), template)
-                self._next_id += 1
+                track = self._returned(read.corners[i], template, read.probabilities[i])
+                if track is None:
+                    track = _Track(self._next_id, read.corners[i].copy(), template)
+                    self._next_id += 1
+                track.corners, track.template = read.corners[i].copy(), template
+                track.unseen_since = track.bare_since = None
                 track.logs.append(_logs(read.probabilities[i]))
                 track.seen = _alike(_template(grey, track.corners / self.scale), template)
                 track.confirmed = track.seen
@@ -235,13 +276,36 @@ class CardTracker:
             if not track.confirmed or not track.seen:
                 track.unseen_since = -np.inf
 
+    def _returned(
+        self,
+        corners: npt.NDArray[np.float32],
+        template: npt.NDArray[np.float32],
+        probabilities: npt.NDArray[np.float32],
+    ) -> _Track | None:
+        """A card that left lately and is back where it lay, read as the same card (lifted in
+        a wrong claim and put back): its track, taken off the list of cards that left. (A card
+        dealt into the place of one taken looks much alike at template size: the reading
+        tells them apart.)"""
+        read_as = Card.from_positions([int(v) for v in np.argmax(probabilities, axis=1)])
+        for k, (_, track) in enumerate(self._left):
+            near = np.linalg.norm(corners.mean(axis=0) - track.corners.mean(axis=0))
+            if (
+                track.shown == read_as
+                and near <= MATCH_SHARE * _card_width(track.corners)
+                and _alike(template, track.template)
+            ):
+                del self._left[k]
+                return track
+        return None
+
     def _refresh(
         self, track: _Track, read: Read, i: int, grey: npt.NDArray[np.uint8], hand: bool
     ) -> None:
         new = read.corners[i]
-        if float(np.abs(new - track.corners).max()) < STEADY_PX:
+        moved = float(np.abs(new - track.corners).max())
+        if moved < STEADY_PX:
             track.corners = (1 - STEADY_BLEND) * track.corners + STEADY_BLEND * new
-        else:
+        elif read.settled or moved < UNSETTLED_MOVE_SHARE * _card_width(track.corners):
             track.corners = new.copy()
         if read.settled and not hand:
             track.logs.append(_logs(read.probabilities[i]))
@@ -252,8 +316,10 @@ class CardTracker:
             track.confirmed = track.confirmed or track.seen
 
     def _gone(self, track: _Track, hand: bool, time_s: float) -> bool:
-        """A track to drop: not seen for a while with no hand in view (a taken card), or a
-        first find that the next read did not repeat."""
+        """A track to drop: not seen for a while with no hand in view or none over it (a taken
+        card), or a first find that the next read did not repeat."""
+        if track.bare_since is not None and time_s - track.bare_since >= BARE_DROP_S:
+            return True
         if track.unseen_since is None or hand:
             return False
         return time_s - track.unseen_since >= (UNSEEN_DROP_S if track.confirmed else 0.0)
@@ -270,6 +336,7 @@ class CardTracker:
             tuple(probs[:, a] for a in range(4)),
             mixed_decks=self.mixed_decks,
             uncertain_below=self.uncertain_below,
+            temperatures=self.temperatures,
         )
         for k, track in enumerate(tracks):
             card = decoded.cards[k]
@@ -285,6 +352,19 @@ class CardTracker:
 
     def _looks_alike(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
         return _alike(_template(grey, track.corners / self.scale), track.template)
+
+
+def _covers(arm: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32], f: float) -> bool:
+    """Whether the (widened) arm mask lies over any of 9 points of the card at ``corners``
+    (full-frame px; ``f``: mask px per full-frame px): its centre and the points halfway to its
+    corners and to its sides' middles."""
+    centre = corners.mean(axis=0)
+    sides = (corners + np.roll(corners, -1, axis=0)) / 2
+    points = np.vstack([centre[None], (centre + corners) / 2, (centre + sides) / 2]) * f
+    h, w = arm.shape
+    xs = np.clip(np.round(points[:, 0]).astype(int), 0, w - 1)
+    ys = np.clip(np.round(points[:, 1]).astype(int), 0, h - 1)
+    return bool(arm[ys, xs].any())
 
 
 def _moved(

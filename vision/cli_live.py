@@ -1,0 +1,202 @@
+"""``setvision live``: the SETs drawn on a camera, a stream, a video or a folder of frames.
+
+Registered on the app in :mod:`vision.cli`. The work is :func:`vision.live_session.run_live`;
+this module parses options, opens the source, the outputs and the view, and prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+
+from vision.cli_errors import say_err, user_errors
+from vision.cli_photo import probability_option
+from vision.errors import SetVisionError
+from vision.live_view import DEFAULT_PORT
+from vision.settings import UNCERTAIN_BELOW
+
+__all__ = ["live_command"]
+
+_VIEWS = ("auto", "web", "window", "none")
+
+
+@user_errors
+def live_command(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A camera number (0 is the first camera), a video file, a stream URL "
+            "(rtsp://..., http://... as a phone camera app serves it) or a folder of frames.",
+            metavar="SOURCE",
+        ),
+    ] = "0",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Write the annotated video here (.mp4, .avi, .mov, .m4v), the input's "
+            "size and frame rate.",
+        ),  # fmt: skip
+    ] = None,
+    json_path: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            metavar="FILE",
+            help="One JSON object per frame to FILE ('-': standard output): frame, "
+            "time_s, cards (track id, reading, confidence, corners), sets (by id), "
+            "hand.",
+        ),  # fmt: skip
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite existing files.")] = False,
+    view: Annotated[
+        str,
+        typer.Option(
+            "--view",
+            metavar="KIND",
+            help="How to show the overlay: 'web' (a page on this machine, the "
+            "default with the headless OpenCV), 'window' (needs the full OpenCV "
+            "build), 'none', or 'auto' (a window where possible, else web).",
+        ),  # fmt: skip
+    ] = "auto",
+    no_window: Annotated[
+        bool, typer.Option("--no-window", help="Show nothing (the same as --view none).")
+    ] = False,
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            metavar="N",
+            help="Port of the web view on 127.0.0.1 (0: any free one).",
+        ),  # fmt: skip
+    ] = DEFAULT_PORT,
+    fps: Annotated[
+        float | None,
+        typer.Option(
+            "--fps",
+            min=0.001,
+            metavar="F",
+            help="Frames per second of a folder of frames (default 30), or of a "
+            "source that does not say its own.",
+        ),  # fmt: skip
+    ] = None,
+    save_dir: Annotated[
+        Path,
+        typer.Option(
+            "--save-dir", metavar="DIR", help="Where the save key puts the frame as a photo."
+        ),  # fmt: skip
+    ] = Path("."),
+    mixed_decks: Annotated[
+        bool,
+        typer.Option("--mixed-decks", help="Several decks are mixed: a card may appear twice."),
+    ] = False,
+    uncertain_below: Annotated[
+        float,
+        typer.Option(
+            "--uncertain-below",
+            parser=probability_option,
+            metavar="P",
+            help="Flag cards whose reading is less likely right than this (0.9 or 90%).",
+        ),  # fmt: skip
+    ] = UNCERTAIN_BELOW,
+    model: Annotated[
+        Path | None,
+        typer.Option(
+            "--model",
+            metavar="FILE",
+            help="Card classifier .onnx (with its .json); default: the packaged one.",
+        ),  # fmt: skip
+    ] = None,
+) -> None:
+    """Draw every SET on a camera, stream, video or folder of frames as it plays.
+
+    Keys (in the window or the web page): q quit, space pause, s save the frame as a photo.
+    """
+    from vision.classify import CardClassifier
+    from vision.live_session import VideoOut, check_video_path, run_live
+    from vision.live_view import Controls, View, WebView, WindowView, has_highgui
+    from vision.video_source import open_source
+
+    kind = "none" if no_window else view.strip().lower()
+    if kind not in _VIEWS:
+        raise typer.BadParameter(f"{view!r}: expected one of {', '.join(_VIEWS)}",
+                                 param_hint="--view")  # fmt: skip
+    if kind == "auto":
+        kind = "window" if has_highgui() else "web"
+    # Everything that can be refused is refused before the camera or the model is opened.
+    if out is not None:
+        check_video_path(out, force=force)
+    json_file = _json_target(json_path, force=force)
+    if not save_dir.is_dir():
+        raise SetVisionError(f"--save-dir {save_dir}: no such folder")
+    classifier = CardClassifier(model)
+    src = open_source(source, fps=fps)
+    opened: list[Any] = []
+    try:
+        video = VideoOut(out, src.fps, src.size, force=force) if out is not None else None
+        stream: IO[str] | None = None
+        if json_file == "-":
+            stream = sys.stdout
+        elif json_file is not None:
+            stream = open(json_file, "w" if force else "x", encoding="utf-8")  # noqa: SIM115
+            opened.append(stream)
+        controls = Controls()
+        shown: View | None = None
+        if kind == "web":
+            shown = WebView(controls, port=port)
+            say_err(f"setvision live: watching {src.name}: open {shown.url} "
+                    "(q quits, space pauses, s saves the frame)")  # fmt: skip
+        elif kind == "window":
+            shown = WindowView(controls)
+        to_stdout = stream is sys.stdout
+        summary = run_live(
+            src, classifier, video=video, json_out=stream, view=shown, controls=controls,
+            save_dir=save_dir, mixed_decks=mixed_decks, uncertain_below=uncertain_below,
+            on_change=None if to_stdout else _print_change,
+            on_saved=lambda p: say_err(f"saved {p}"),
+        )  # fmt: skip
+    finally:
+        src.close()
+        for f in opened:
+            with contextlib.suppress(OSError):
+                f.close()
+    rate = summary.frames / summary.seconds if summary.seconds > 0 else 0.0
+    line = f"{src.name}: {summary.frames} frames in {summary.seconds:.1f} s ({rate:.1f} a second)"
+    if summary.dropped:
+        line += f", {summary.dropped} skipped to keep up"
+    if summary.video is not None:
+        line += f"; annotated video: {summary.video}"
+    say_err(line)
+
+
+def _json_target(path: str | None, *, force: bool) -> str | None:
+    """``--json``'s target checked before the run: ``-``, a new file, or one to replace."""
+    if path is None or path == "-":
+        return path
+    if not path.strip():
+        raise SetVisionError(f"--json {path!r}: an empty name (an unset variable?)")
+    target = Path(path)
+    if target.is_dir():
+        raise SetVisionError(f"--json {path}: is a folder; give a file name")
+    if target.exists() and not force:
+        raise SetVisionError(f"--json {path}: exists; not overwritten (use --force to replace it)")
+    if not target.parent.exists():
+        raise SetVisionError(f"--json {path}: no such folder {target.parent}")
+    return path
+
+
+def _print_change(live: Any) -> None:
+    """One line on standard output when the table shown changes."""
+    table = live.table
+    cards = ", ".join(f"#{c.id} {c.card.label}" for c in table.cards) or "no cards"
+    sets = " ".join("(" + " ".join(f"#{i}" for i in s) + ")" for s in table.sets)
+    typer.echo(f"{live.time_s:7.2f} s  {len(table.cards)} cards, {len(table.sets)} SETs"
+               f"{': ' + sets if sets else ''}  [{cards}]")  # fmt: skip
