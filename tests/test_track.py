@@ -1,0 +1,233 @@
+"""The live overlay's parts on synthetic frames: the camera's move (vision.motion), the hand
+(vision.touch) and the card tracker (vision.track), each without the detector or classifier."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from vision.cards import Card, Colour, Count, Fill, Shape
+from vision.motion import WORK_WIDTH, MotionTracker, small_grey
+from vision.touch import ABSORB_S, TouchDetector
+from vision.track import BARE_DROP_S, CardTracker, Read
+
+W, H = 480, 270
+FPS = 30.0
+
+
+def _texture(seed: int = 0, size: tuple[int, int] = (W, H)) -> npt.NDArray[np.uint8]:
+    """A table-like grey texture, (h, w, 3) uint8."""
+    rng = np.random.default_rng(seed)
+    noise = cv2.GaussianBlur(rng.normal(0, 1, (size[1], size[0])).astype(np.float32), (0, 0), 3)
+    grey = np.clip(90 + 25 * noise / noise.std(), 0, 255).astype(np.uint8)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+
+
+#: Card places on the synthetic table (portrait, TL TR BR BL, px), well apart.
+PLACES = [
+    np.array([[x, 60], [x + 50, 60], [x + 50, 138], [x, 138]], np.float32)
+    for x in (60, 150, 240, 330)
+]
+#: Three cards forming a SET (1, 2, 3 red solid ovals) and one more.
+CARDS = [
+    Card(Count.ONE, Colour.RED, Shape.OVAL, Fill.SOLID),
+    Card(Count.TWO, Colour.RED, Shape.OVAL, Fill.SOLID),
+    Card(Count.THREE, Colour.RED, Shape.OVAL, Fill.SOLID),
+    Card(Count.ONE, Colour.GREEN, Shape.DIAMOND, Fill.OPEN),
+]
+
+
+def _scene(on: list[int], arm: tuple[int, int] | None = None) -> npt.NDArray[np.uint8]:
+    """The table with the cards at ``PLACES[i]`` for i in ``on`` (each with its own marks) and
+    an arm from the bottom edge covering columns ``arm`` (x0, x1) up to y = 50."""
+    img = _texture()
+    for i in on:
+        q = PLACES[i].astype(np.int32)
+        cv2.fillPoly(img, [q], (235, 235, 235))
+        x0, y0 = q[0]
+        for k in range(i + 1):  # i + 1 dark marks: each card looks its own
+            cv2.rectangle(img, (int(x0) + 10, int(y0) + 10 + 18 * k),
+                          (int(x0) + 40, int(y0) + 20 + 18 * k), (40, 40, 160), -1)  # fmt: skip
+    if arm is not None:
+        cv2.rectangle(img, (arm[0], 50), (arm[1], H - 1), (120, 160, 215), -1)
+    return img
+
+
+def _probs(card: Card, p: float = 0.98) -> npt.NDArray[np.float32]:
+    out = np.full((4, 3), (1 - p) / 2, np.float32)
+    for a, v in enumerate(card.positions):
+        out[a, v] = p
+    return out
+
+
+def _read(image: npt.NDArray[np.uint8], on: list[int], cards: list[Card] | None = None,
+          settled: bool = True) -> Read:  # fmt: skip
+    corners = np.array([PLACES[i] for i in on], np.float32).reshape(-1, 4, 2)
+    probs = np.array([_probs((cards or CARDS)[i]) for i in on], np.float32).reshape(-1, 4, 3)
+    return Read(corners, probs, small_grey(image), corners.copy(), settled)
+
+
+class _Run:
+    """A tracker fed synthetic frames at 30 fps with no camera move (scale 1: the frames are
+    the grey copy's size)."""
+
+    def __init__(self) -> None:
+        self.tracker = CardTracker(1.0)
+        self.t = 0.0
+
+    def frame(self, image, hand=False, read=None, arm=None):  # type: ignore[no-untyped-def]
+        self.t += 1 / FPS
+        mask = None
+        if arm is not None:
+            mask = np.zeros((H // 2, W // 2), bool)
+            mask[25:, arm[0] // 2 : arm[1] // 2] = True
+        return self.tracker.step(small_grey(image), np.eye(3), hand, self.t, read, arm=mask)
+
+
+def test_a_card_read_on_a_still_table_is_shown_with_its_sets() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    shown = run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    assert [c.card for c in shown.cards] == CARDS
+    assert shown.sets == ((0, 1, 2),)
+    assert not shown.hand
+
+
+def test_a_card_read_under_a_hand_is_not_shown_until_a_still_read() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2])
+    assert run.frame(image, hand=True, read=_read(image, [0, 1, 2], settled=False)).cards == ()
+    assert len(run.frame(image, read=_read(image, [0, 1, 2])).cards) == 3
+
+
+def test_one_bad_read_does_not_flip_a_card() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    for _ in range(3):
+        run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    wrong = [CARDS[0], CARDS[1], Card(Count.THREE, Colour.GREEN, Shape.OVAL, Fill.SOLID), CARDS[3]]
+    shown = run.frame(image, read=_read(image, [0, 1, 2, 3], cards=wrong))
+    assert [c.card for c in shown.cards] == CARDS
+    assert shown.sets == ((0, 1, 2),)
+
+
+def test_a_card_taken_with_no_hand_in_view_is_dropped_by_the_next_read() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    after = _scene([0, 1, 3])
+    shown = run.frame(after, read=_read(after, [0, 1, 3]))
+    assert [c.id for c in shown.cards] == [0, 1, 3]
+    assert shown.sets == ()
+
+
+def test_a_card_under_the_arm_keeps_its_id_and_leaves_the_sets_while_covered() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    covered = _scene([0, 1, 2, 3], arm=(225, 305))  # over card 2
+    for _ in range(int(FPS)):  # a second under the arm
+        shown = run.frame(covered, hand=True, arm=(225, 305))
+        assert [c.id for c in shown.cards] == [0, 1, 2, 3]
+        assert shown.sets == ()  # card 2 cannot be seen: its SET is not drawn
+        assert shown.hand
+    shown = run.frame(image)
+    assert [c.id for c in shown.cards] == [0, 1, 2, 3]
+    assert shown.sets == ((0, 1, 2),)
+
+
+def test_a_card_lifted_while_the_hand_is_elsewhere_is_dropped_at_once() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    lifted = _scene([0, 1, 3], arm=(400, 470))  # card 2 gone, the arm far from its place
+    frames = 0
+    while 2 in [c.id for c in run.frame(lifted, hand=True, arm=(400, 470)).cards]:
+        frames += 1
+        assert frames <= BARE_DROP_S * FPS + 2
+
+
+def test_a_card_put_back_where_it_lay_keeps_its_id() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    lifted = _scene([0, 3], arm=(400, 470))
+    for _ in range(int(FPS)):
+        run.frame(lifted, hand=True, arm=(400, 470))
+    shown = run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    assert [c.id for c in shown.cards] == [0, 1, 2, 3]
+
+
+def test_a_new_card_dealt_where_one_was_taken_gets_a_new_id() -> None:
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    after = _scene([0, 1, 3])
+    run.frame(after, read=_read(after, [0, 1, 3]))
+    other = [*CARDS[:2], Card(Count.TWO, Colour.PURPLE, Shape.SQUIGGLE, Fill.STRIPED), CARDS[3]]
+    shown = run.frame(image, read=_read(image, [0, 1, 2, 3], cards=other))
+    assert [c.id for c in shown.cards] == [0, 1, 3, 4]
+    assert shown.cards[-1].card == other[2]
+
+
+def test_one_deck_decoding_across_the_tracks() -> None:
+    # Two cards both read as the same card (one deck holds it once): decoded apart.
+    run = _Run()
+    image = _scene([0, 1])
+    probs = np.array([_probs(CARDS[0]), _probs(CARDS[0], 0.6)])
+    read = Read(np.array(PLACES[:2]), probs, small_grey(image), np.array(PLACES[:2]), True)
+    shown = run.frame(image, read=read)
+    assert len({c.card for c in shown.cards}) == 2
+
+
+# -- the hand -------------------------------------------------------------------------------
+
+
+def _touch_run(frames: list[npt.NDArray[np.uint8]]) -> list[bool]:
+    touch = TouchDetector()
+    return [touch.update(f, np.eye(3), k / FPS).hand for k, f in enumerate(frames)]
+
+
+def test_an_arm_reaching_in_from_the_edge_is_a_hand() -> None:
+    still = [_scene([0, 1])] * 10
+    reach = [_scene([0, 1], arm=(200, 260))] * 5
+    assert _touch_run(still + reach) == [False] * 10 + [True] * 5
+
+
+def test_a_card_put_down_inside_the_picture_is_no_hand() -> None:
+    assert not any(_touch_run([_scene([0])] * 10 + [_scene([0, 1])] * 10))
+
+
+@pytest.mark.parametrize("gain", [0.7, 1.3])
+def test_the_camera_changing_its_exposure_is_no_hand(gain: float) -> None:
+    base = _scene([0, 1])
+    lit = np.clip(base.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    assert not any(_touch_run([base] * 10 + [lit] * 10))
+
+
+def test_a_hand_resting_still_is_taken_into_the_picture_and_seen_when_it_moves() -> None:
+    rest = [_scene([0], arm=(200, 260))] * int((ABSORB_S + 0.5) * FPS)
+    moved = [_scene([0], arm=(300, 360))] * 3
+    hands = _touch_run([_scene([0])] * 5 + rest + moved)
+    assert hands[5] and not hands[5 + len(rest) - 1] and hands[-1]
+
+
+# -- the camera's move ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shift", [(4.0, -3.0), (-7.5, 2.0), (0.0, 0.0)])
+def test_the_camera_move_is_found_as_a_homography(shift: tuple[float, float]) -> None:
+    size = (960, 540)
+    base = _texture(3, size)
+    m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+    moved = cv2.warpAffine(base, m, size, borderMode=cv2.BORDER_REFLECT)
+    motion = MotionTracker(size)
+    motion.update(small_grey(base))
+    found = motion.update(small_grey(moved))
+    assert found.inliers > 50
+    point = found.homography @ np.array([480.0, 270.0, 1.0])
+    assert point[:2] / point[2] == pytest.approx(np.array([480 + shift[0], 270 + shift[1]]),
+                                                 abs=0.6)  # fmt: skip
+    assert motion.scale == pytest.approx(size[0] / WORK_WIDTH)
