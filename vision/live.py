@@ -155,7 +155,7 @@ def follow(
                 if pending is not None:
                     pending.since = moved.homography @ pending.since
                     due = frame.time_s - pending.time_s >= read_every_s - 1e-6
-                    if pending.future.done() or (due and not realtime):
+                    if pending.future.done() if realtime else due:
                         arrived = _arrived(pending, pending.future.result())
                         pending = None
                 table = tracker.step(
