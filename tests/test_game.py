@@ -485,6 +485,48 @@ def test_observe_reports_what_is_wrong(
         assert game.scores["ann"] == -1 and len(game.table) == 12
 
 
+def test_observe_the_same_wrong_claim_again_costs_nothing_more() -> None:
+    # A referee sees the same table on many frames: three frames of one wrong claim cost the
+    # player 1, then 2, then 3 points before (issue #35).
+    game = seeded(lambda g: bool(g.sets_on_table()), players=("ann", "bob"), auto_refill=False)
+    full = list(game.table)
+    wrong = a_non_set(game)
+    without = [c for c in full if c not in wrong]
+    first = game.observe(without, player="ann")
+    assert first.events == (ClaimRejected("ann", wrong, Penalty.LOSE_POINT),)
+    for _ in range(3):
+        again = game.observe(without, player="ann")
+        assert again.events == () and "put them back" in again.problems[0]
+    assert game.scores["ann"] == -1
+    assert game.observe(full).ok  # put back: nothing more
+    assert game.observe(without, player="ann").events  # taken again: a new wrong claim
+    assert game.scores["ann"] == -2
+
+
+def test_observe_a_hidden_card_is_not_a_taken_card() -> None:
+    # A hand over a SET: its cards cannot be seen, but they were not taken (issue #35: the SET
+    # was awarded, and refused as "not in the deck" when the hand lifted).
+    game = Game(("ann", "bob"), seed=15, auto_refill=False)
+    trio = a_set(game)
+    seen = [c for c in game.table if c not in trio]
+    verdict = game.observe(seen, player="ann", hidden=trio)
+    assert verdict.ok and verdict.events == () and len(game.table) == 12
+    assert game.observe(game.table).events == ()
+
+
+def test_a_deal_seen_despite_the_rules_is_recorded_and_replays() -> None:
+    game = seeded(lambda g: bool(g.sets_on_table()), auto_refill=False)
+    with pytest.raises(IllegalMove, match="no extra cards while a SET"):
+        game.deal(game.deck[:3])
+    extra = game.deck[:3]
+    events = game.deal(extra, despite_rules=True)
+    assert events == (Dealt(extra, DealReason.EXTRA, despite_rules=True),)
+    assert len(game.table) == 15
+    assert replay(game.events).state() == game.state()
+    with pytest.raises(IllegalMove, match="not in the deck"):
+        game.deal(game.table[:3], despite_rules=True)
+
+
 def test_observe_needs_a_game_without_auto_refill() -> None:
     with pytest.raises(ValueError, match="auto_refill=False"):
         Game(seed=1).observe([])

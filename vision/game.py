@@ -116,10 +116,16 @@ class GameStarted:
 
 @dataclass(frozen=True, slots=True)
 class Dealt:
-    """Cards dealt face up from the deck (appended to the table in this order)."""
+    """Cards dealt face up from the deck (appended to the table in this order).
+
+    ``despite_rules``: a referee saw these cards dealt although the rules forbid it (3 more
+    while a SET was on the table, a refill above 12, the wrong number of cards); it warned,
+    and the game goes on with the table as it really is.
+    """
 
     cards: tuple[Card, ...]
     reason: DealReason
+    despite_rules: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +299,7 @@ class Game:
         self._owed = 0
         self._solo_penalties = 0
         self._over = False
+        self._not_back: tuple[Card, ...] = ()  # observe(): a wrong claim's cards not yet back
         self._events: list[Event] = [started]
         if deal:
             self.deal()
@@ -446,7 +453,9 @@ class Game:
             self._check_over()
         return tuple(self._events[start:])
 
-    def deal(self, cards: Sequence[Card] | None = None) -> tuple[Event, ...]:
+    def deal(
+        self, cards: Sequence[Card] | None = None, *, despite_rules: bool = False
+    ) -> tuple[Event, ...]:
         """Deal cards face up: the opening deal, a refill, or 3 extra cards.
 
         What kind of deal it is follows from the table: empty means the opening deal, below 12
@@ -455,6 +464,10 @@ class Game:
 
         Args:
             cards: the cards dealt, as a referee saw them; ``None`` deals from the top.
+            despite_rules: a referee saw ``cards`` dealt and says so after warning: a deal the
+                rules forbid (extra cards while a SET is on the table, a refill above 12, a
+                count the rules do not give) is recorded anyway (``Dealt.despite_rules``). The
+                cards must still be in the deck.
 
         Returns:
             The events this move produced.
@@ -462,25 +475,47 @@ class Game:
         Raises:
             IllegalMove: the game is over, the deck is empty, the wrong number of cards, a card
                 not in the deck, or extra cards while a SET is on the table ("refilled above
-                12" when that follows a SET taken from 15 cards).
+                12" when that follows a SET taken from 15 cards); with ``despite_rules`` only a
+                card not in the deck or an empty ``cards``.
         """
         start = len(self._events)
         if self._over:
             raise IllegalMove("the game is over; no more cards are dealt")
+        if despite_rules:
+            trio = tuple(cards or ())
+            absent = [c for c in trio if c not in self._deck]
+            if not trio or absent or len(set(trio)) != len(trio):
+                raise IllegalMove(
+                    "not in the deck (already dealt, taken, or given twice): "
+                    f"{_cards_text(absent or trio)}"
+                )
+            n, size = len(self._table), self.table_size
+            reason = (DealReason.OPENING if n == 0 else DealReason.REFILL if n < size
+                      else DealReason.EXTRA)  # fmt: skip
+            self._apply(Dealt(trio, reason, despite_rules=True))
+            self._check_over()
+            return tuple(self._events[start:])
         self._deal_checked(None if cards is None else tuple(cards))
         self._check_over()
         return tuple(self._events[start:])
 
-    def observe(self, table: Iterable[Card], player: str | None = None) -> Verdict:
+    def observe(
+        self, table: Iterable[Card], player: str | None = None, hidden: Iterable[Card] = ()
+    ) -> Verdict:
         """Referee API: compare an observed table with this game's and apply the change.
 
         Cards gone from the table are a claim by ``player``; new cards are a deal (both may
         happen between two observations: a SET taken and the refill). Illegal changes are
         reported in :attr:`Verdict.problems` and leave the state as it was.
 
+        The same observation twice changes nothing: three cards taken that are not a SET are
+        penalised once, and reported again (with no new penalty) until they are back.
+
         Args:
             table: every card seen face up now (order does not matter).
             player: who took cards, if any were taken.
+            hidden: cards of this game's table that could not be seen (a hand over them): not
+                taken, whatever ``table`` lacks.
 
         Raises:
             ValueError: if the game was made with ``auto_refill=True`` (it would refill from a
@@ -490,13 +525,22 @@ class Game:
             raise ValueError("observe() needs a game made with auto_refill=False")
         seen = Counter(table)
         now = Counter(self._table)
-        gone = list((now - seen).elements())
+        covered = Counter(c for c in hidden if c in now)
+        gone = list((now - seen - covered).elements())
         new = list((seen - now).elements())
         events: list[Event] = []
         problems: list[str] = []
         twice = [c for c, n in seen.items() if n > 1]
         if twice:
             return Verdict((), (f"seen twice on the table: {_cards_text(twice)}",))
+        if gone and Counter(gone) == Counter(self._not_back):
+            problems.append(
+                f"took cards that are not a SET ({_cards_text(gone)}): put them back (the "
+                "penalty was given when they were taken)"
+            )
+            gone = []
+        elif not gone:
+            self._not_back = ()  # the wrong claim's cards are back
         if gone:
             if len(gone) != 3:
                 problems.append(
@@ -512,6 +556,7 @@ class Game:
                 else:
                     events.extend(made)
                     if isinstance(made[0], ClaimRejected):
+                        self._not_back = tuple(gone)
                         problems.append(
                             f"took cards that are not a SET ({_cards_text(gone)}): put them back; "
                             f"penalty for {player}: {made[0].penalty.value} "
@@ -645,7 +690,7 @@ def replay(events: Iterable[Event]) -> Game:
             if isinstance(event, SetTaken | ClaimRejected):
                 game.claim(event.player, event.cards)
             elif isinstance(event, Dealt):
-                game.deal(event.cards)
+                game.deal(event.cards, despite_rules=event.despite_rules)
             else:
                 raise ReplayError(
                     f"event {i}: the rules do not produce {type(event).__name__} here"
