@@ -29,6 +29,7 @@ from vision.render_background import make_background
 from vision.render_card import card_size_for_width, render_card_and_mask, sample_style
 from vision.render_scene import _apply_h, _camera_homography, _composite, _quad, canonical_corners
 from vision.rules import find_sets
+from vision.touch import SIDES
 from vision.warp import CARD_ASPECT
 
 __all__ = [
@@ -45,8 +46,6 @@ __all__ = [
 #: What a step does: ``deal`` and ``add`` put cards on the table, ``take`` removes them (a SET
 #: taken, or any cards), ``wrong_claim`` lifts them and puts them back.
 STEP_KINDS: Final = ("deal", "take", "wrong_claim", "add")
-#: The frame edge the hand reaches in from.
-SIDES: Final = ("bottom", "left", "right", "top")
 #: Slots of the table: 3 rows of up to this many columns (21 cards).
 COLUMNS: Final = 7
 #: Gap between slots, in card widths.

@@ -18,7 +18,10 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TouchDetector", "Touch"]
+__all__ = ["SIDES", "TouchDetector", "Touch"]
+
+#: The frame edges a hand reaches in from.
+SIDES: Final = ("bottom", "left", "right", "top")
 
 #: Levels a pixel must change by (the largest change of its three channels, against the
 #: reference or the last frame) to count as changed: above sensor noise and JPEG ringing (2-4

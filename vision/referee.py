@@ -1,0 +1,471 @@
+"""A referee for a physical game of SET seen through a camera: the live tracker's frames in,
+game events out, checked by the rules engine (:mod:`vision.game`).
+
+Camera referees of other games wait for the board to be still and ignore frames with a hand
+in view; this one does the same. :class:`TableWatcher` turns the tracker's frames
+(:class:`vision.live.LiveFrame`) into *settled observations*: the cards on the table once no
+hand has been in view and nothing has moved for :data:`SETTLE_S`, with a read of the table since
+the hand left, the side of the frame the hand came from meanwhile, and the cards that were
+lifted and put back. :class:`Referee` compares each observation with the last and turns the
+change into events (``deal``, ``take``, ``wrong_claim``, ``refill``, ``deal_extra``,
+``game_over``, and ``warning`` for a rule broken), each checked by :class:`vision.game.Game`.
+
+The events are what ``setvision referee --events`` writes, one JSON object a line
+(:meth:`RefereeEvent.to_json`), and what its journal keeps: :func:`referee_from_journal` rebuilds
+a game from one (``--resume``), and an ``undo`` line takes back the event before it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from vision.cards import Card, parse_card
+from vision.game import (
+    ClaimRejected,
+    DealReason,
+    Dealt,
+    Game,
+    GameOver,
+    IllegalMove,
+    Penalty,
+    SetTaken,
+)
+from vision.live import LiveFrame
+from vision.rules import Variant, find_sets
+from vision.touch import SIDES
+
+__all__ = [
+    "EVENT_TYPES",
+    "SETTLE_S",
+    "Observation",
+    "Referee",
+    "RefereeEvent",
+    "TableWatcher",
+    "parse_players",
+    "referee_from_journal",
+]
+
+#: Seconds with no hand in view and nothing moving before a table counts as settled (camera
+#: referees of Go and chess wait about half a second).
+SETTLE_S: Final = 0.5
+#: Event types, in the order a game meets them.
+EVENT_TYPES: Final = ("deal", "take", "wrong_claim", "refill", "deal_extra", "game_over",
+                      "warning")  # fmt: skip
+#: Share of the frame's side taken as "that edge" when telling where the arm comes from.
+EDGE_SHARE: Final = 0.04
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A settled table.
+
+    Attributes:
+        frame, time_s: the frame it was seen on.
+        cards: track id -> card, every card on the table.
+        side: the frame edge the hand reached in from since the last observation (one of
+            ``bottom``, ``left``, ``right``, ``top``), or None when no hand was seen.
+        lifted: ids of cards that left the table and came back since the last observation.
+    """
+
+    frame: int
+    time_s: float
+    cards: Mapping[int, Card]
+    side: str | None
+    lifted: frozenset[int]
+
+
+@dataclass(frozen=True)
+class RefereeEvent:
+    """One thing that happened in the game.
+
+    Attributes:
+        frame, time_s: when it was seen (the settled frame).
+        type: one of :data:`EVENT_TYPES`.
+        cards: the cards it concerns.
+        side: where the hand came from (None where no hand is involved); player: who that is.
+        message: what happened, in the booklets' terms.
+        scores: every player's score after it.
+    """
+
+    frame: int
+    time_s: float
+    type: str
+    cards: tuple[Card, ...]
+    side: str | None
+    player: str | None
+    message: str
+    scores: Mapping[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"frame", "time_s", "type", "cards": [{"count", "colour", "shape", "fill"}],
+        "side", "player", "message", "scores"}``."""
+        return {
+            "frame": self.frame,
+            "time_s": round(self.time_s, 3),
+            "type": self.type,
+            "cards": [
+                {
+                    "count": c.count.value,
+                    "colour": c.colour.value,
+                    "shape": c.shape.value,
+                    "fill": c.fill.value,
+                }
+                for c in self.cards
+            ],  # fmt: skip
+            "side": self.side,
+            "player": self.player,
+            "message": self.message,
+            "scores": dict(self.scores),
+        }
+
+
+def parse_players(text: str | None) -> dict[str, str]:
+    """``"Ann:bottom,Bob:left"`` -> side -> name; None or empty: each side its own player.
+
+    Raises:
+        ValueError: an unknown side, a side or name given twice, an empty name.
+    """
+    if not text or not text.strip():
+        return {side: side for side in SIDES}
+    players: dict[str, str] = {}
+    for item in text.split(","):
+        name, sep, side = item.strip().rpartition(":")
+        side = side.strip().lower()
+        if not sep or not name.strip():
+            raise ValueError(f"--players: expected NAME:SIDE, got {item.strip()!r}")
+        if side not in SIDES:
+            raise ValueError(f"--players: {side!r} is not a side; the sides are "
+                             f"{', '.join(SIDES)}")  # fmt: skip
+        if side in players:
+            raise ValueError(f"--players: the {side} side is given twice")
+        if name.strip() in players.values():
+            raise ValueError(f"--players: {name.strip()!r} is given twice")
+        players[side] = name.strip()
+    return players
+
+
+class TableWatcher:
+    """Turns the tracker's frames into settled observations (see the module docstring).
+
+    Args:
+        settle_s: seconds with no hand and no motion before the table counts as settled.
+    """
+
+    def __init__(self, settle_s: float = SETTLE_S) -> None:
+        self.settle_s = settle_s
+        self._calm_since: float | None = None
+        self._read_since_calm = False
+        self._sides: Counter[str] = Counter()
+        self._last_ids: set[int] = set()
+        self._left: set[int] = set()
+        self._lifted: set[int] = set()
+        self._covered: dict[int, npt.NDArray[np.float32]] = {}  # unseen when cards left
+        self._where: dict[int, npt.NDArray[np.float32]] = {}
+        self._reported: tuple[tuple[int, Card], ...] | None = None
+
+    def update(self, live: LiveFrame) -> Observation | None:
+        """Look at the next frame; an observation when the table has just settled (once per
+        settled table: a table that stays as it is is not reported again)."""
+        ids = {c.id for c in live.table.cards}
+        if self._last_ids - ids:  # cards left: those the hand hides now may have left too
+            self._covered.update({c.id: c.corners.mean(axis=0) for c in live.table.cards
+                                  if not c.seen})  # fmt: skip
+        self._where.update({c.id: c.corners.mean(axis=0) for c in live.table.cards})
+        self._left |= self._last_ids - ids
+        self._lifted |= ids & self._left
+        self._left -= ids
+        self._last_ids = ids
+        if live.table.hand:
+            side = _arm_side(live.touch.arm)
+            if side is not None:
+                self._sides[side] += 1
+        calm = not live.table.hand and not live.touch.moving
+        if not calm:
+            self._calm_since, self._read_since_calm = None, False
+            return None
+        if self._calm_since is None:
+            self._calm_since = live.time_s
+        self._read_since_calm |= live.read
+        if live.time_s - self._calm_since < self.settle_s or not self._read_since_calm:
+            return None
+        key = tuple(sorted((c.id, c.card) for c in live.table.cards))
+        if key == self._reported and not self._sides:
+            return None
+        self._reported = key
+        side = self._sides.most_common(1)[0][0] if self._sides else None
+        lifted = set(self._lifted)
+        covered = {i: p for i, p in self._covered.items() if i in ids and i not in lifted}
+        if len(lifted) == 2 and covered:
+            # Three cards lifted at once under a hand: the third was hidden by it, not seen
+            # to leave. The one nearest the other two.
+            centre = np.mean([self._where[i] for i in lifted], axis=0)
+            lifted.add(min(covered, key=lambda i: float(np.linalg.norm(covered[i] - centre))))
+        self._sides.clear()
+        self._lifted.clear()
+        self._covered.clear()
+        return Observation(live.index, live.time_s, {c.id: c.card for c in live.table.cards},
+                           side, frozenset(lifted))  # fmt: skip
+
+
+def _arm_side(arm: npt.NDArray[np.bool_]) -> str | None:
+    """The frame edge most of the arm mask touches (None: it touches none)."""
+    h, w = arm.shape
+    band = max(1, int(round(EDGE_SHARE * min(h, w))))
+    counts = {
+        "top": int(arm[:band].sum()),
+        "bottom": int(arm[-band:].sum()),
+        "left": int(arm[:, :band].sum()),
+        "right": int(arm[:, -band:].sum()),
+    }
+    side = max(counts, key=lambda k: counts[k])
+    return side if counts[side] else None
+
+
+@dataclass
+class _Physical:
+    """The table as it really is (the game's table may differ after a broken rule)."""
+
+    cards: dict[int, Card] = field(default_factory=dict)
+
+
+class Referee:
+    """Turns settled observations into game events, checked by the rules.
+
+    Args:
+        players: side -> player name (:func:`parse_players`).
+        penalty: what a wrong claim costs.
+        variant: the deck (the beginners' games open with 9 cards).
+    """
+
+    def __init__(
+        self,
+        players: Mapping[str, str] | None = None,
+        *,
+        penalty: Penalty = Penalty.LOSE_POINT,
+        variant: Variant = Variant.STANDARD,
+    ) -> None:
+        self.players = dict(players or parse_players(None))
+        self.penalty = penalty
+        self.variant = variant
+        names = tuple(dict.fromkeys(self.players.values()))
+        self.game = Game(names, variant=variant, penalty=penalty if len(names) > 1 or
+                         penalty is not Penalty.SIT_OUT else Penalty.LOSE_POINT,
+                         deal=False, auto_refill=False)  # fmt: skip
+        self._table = _Physical()
+        self._started = False
+        self._not_back: tuple[Card, ...] = ()  # a wrong claim's cards, taken away
+        self.events: list[RefereeEvent] = []
+        self._frame, self._time = 0, 0.0
+
+    # -- observations -----------------------------------------------------------------------
+
+    def observe(self, obs: Observation) -> list[RefereeEvent]:
+        """The events an observation makes (also appended to :attr:`events`)."""
+        start = len(self.events)
+        self._frame, self._time = obs.frame, obs.time_s
+        if self.game.over:
+            return []
+        now = dict(obs.cards)
+        twice = [c for c, n in Counter(now.values()).items() if n > 1]
+        if twice:
+            self._warn(f"a card is seen twice on the table: {_text(twice)} (two decks mixed, "
+                       "or a misread)", twice, obs.side)  # fmt: skip
+        gone = [card for i, card in self._table.cards.items() if i not in now]
+        new = [card for i, card in now.items() if i not in self._table.cards]
+        self._table.cards = now
+        if not self._started:
+            if len(now) >= self.game.table_size or (now and obs.side is not None):
+                self._opening(list(now.values()), obs.side)
+            return self.events[start:]
+        player = self._player(obs.side)
+        # Cards put back after a wrong claim took them away: no deal.
+        if self._not_back and Counter(new) == Counter(self._not_back):
+            self._not_back, new = (), []
+        if gone:
+            self._taken(gone, obs.side, player)
+        elif len(obs.lifted) == 3 and not new:
+            lifted = [now[i] for i in obs.lifted if i in now]
+            if len(lifted) == 3:
+                self._claim(lifted, obs.side, player, put_back=True)
+        if new:
+            self._dealt(new, obs.side)
+        self._over_check()
+        return self.events[start:]
+
+    def finish(self, frame: int, time_s: float) -> list[RefereeEvent]:
+        """The players stopped (the video ended): the game is over if it was not."""
+        start = len(self.events)
+        self._frame, self._time = frame, time_s
+        if self._started and not self.game.over:
+            self._emit("game_over", (), None, None, "the players stopped: " + self._standing())
+        return self.events[start:]
+
+    # -- the moves --------------------------------------------------------------------------
+
+    def _opening(self, cards: list[Card], side: str | None) -> None:
+        size = self.game.table_size
+        self._started = True
+        try:
+            self.game.deal(cards)
+        except IllegalMove:
+            self.game.deal(cards, despite_rules=True)
+            self._warn(f"the opening deal is {size} cards; {len(cards)} were dealt", cards, side)
+        self._emit("deal", tuple(cards), side, None, f"{len(cards)} cards dealt")
+
+    def _taken(self, gone: list[Card], side: str | None, player: str | None) -> None:
+        if len(gone) != 3:
+            many = f"{len(gone)} card{'s' if len(gone) != 1 else ''}"
+            self._warn(f"{many} left the table without a claim: {_text(gone)} (a SET is 3 "
+                       "cards)", gone, side)  # fmt: skip
+            return
+        self._claim(gone, side, player, put_back=False)
+
+    def _claim(self, cards: list[Card], side: str | None, player: str | None,
+               *, put_back: bool) -> None:  # fmt: skip
+        name = player or self.game.players[0]
+        try:
+            made = self.game.claim(name, cards)
+        except IllegalMove as error:
+            self._warn(f"{name}: {error}", cards, side)
+            return
+        for event in made:
+            if isinstance(event, SetTaken):
+                self._emit("take", tuple(cards), side, name,
+                           f"{name} took a SET: {_text(cards)}")  # fmt: skip
+            elif isinstance(event, ClaimRejected):
+                why = _why_not(*cards)
+                how = "lifted and put back" if put_back else "taken away"
+                cost = f"penalty {event.penalty.value} ({event.penalty.source})"
+                self._emit("wrong_claim", tuple(cards), side, name,
+                           f"{name} claimed three cards that are not a SET ({why}), {how}: "
+                           f"{cost}")  # fmt: skip
+                if not put_back:
+                    self._not_back = tuple(cards)
+                    self._warn(f"not a SET taken away: {_text(cards)}; put them back",
+                               cards, side, player=name)  # fmt: skip
+
+    def _dealt(self, cards: list[Card], side: str | None) -> None:
+        size, n = self.game.table_size, len(self.game.table)
+        try:
+            made = self.game.deal(cards)
+        except IllegalMove as error:
+            sets = find_sets(list(self.game.table))
+            named = ""
+            if sets and n >= size:
+                trio = [self.game.table[i] for i in sets[0]]
+                named = f" (one SET: {_text(trio)})"
+            self._warn(f"{error}{named}", cards, side)
+            try:
+                made = self.game.deal(cards, despite_rules=True)
+            except IllegalMove as again:  # a card not in the deck: seen twice, or misread
+                self._warn(str(again), cards, side)
+                return
+        for event in made:
+            if isinstance(event, Dealt):
+                kind = {DealReason.OPENING: "deal", DealReason.REFILL: "refill",
+                        DealReason.EXTRA: "deal_extra"}[event.reason]  # fmt: skip
+                message = {
+                    "deal": f"{len(cards)} cards dealt",
+                    "refill": f"3 cards dealt: the table is back to {len(self.game.table)}",
+                    "deal_extra": f"no SET on the table: 3 more dealt ({len(self.game.table)} "
+                                  "on the table)",
+                }[kind]  # fmt: skip
+                self._emit(kind, tuple(cards), side, None, message)
+
+    def _over_check(self) -> None:
+        over = [e for e in self.game.events if isinstance(e, GameOver)]
+        if over and not any(e.type == "game_over" for e in self.events):
+            self._emit("game_over", (), None, None,
+                       "the deck is out and no SET remains: " + self._standing())  # fmt: skip
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _player(self, side: str | None) -> str | None:
+        if side is None:
+            return None
+        return self.players.get(side)
+
+    def _standing(self) -> str:
+        scores = self.game.scores
+        best = max(scores.values()) if scores else 0
+        winners = [p for p, s in scores.items() if s == best]
+        table = ", ".join(f"{p} {s}" for p, s in scores.items())
+        return f"{' and '.join(winners)} win{'s' if len(winners) == 1 else ''} ({table})"
+
+    def _warn(self, message: str, cards: Iterable[Card], side: str | None,
+              player: str | None = None) -> None:  # fmt: skip
+        self._emit("warning", tuple(cards), side, player or self._player(side), message)
+
+    def _emit(self, kind: str, cards: tuple[Card, ...], side: str | None, player: str | None,
+              message: str) -> None:  # fmt: skip
+        self.events.append(RefereeEvent(self._frame, self._time, kind, cards, side, player,
+                                        message, dict(self.game.scores)))  # fmt: skip
+
+    def replay(self, entry: Mapping[str, Any], cards: list[Card]) -> None:
+        """Apply one journal event (``entry``, its cards parsed) as it was recorded."""
+        kind, player = entry["type"], entry.get("player")
+        if kind in ("deal", "refill", "deal_extra"):
+            try:
+                self.game.deal(cards)
+            except IllegalMove:
+                self.game.deal(cards, despite_rules=True)
+            self._started = True
+        elif kind in ("take", "wrong_claim") and player is not None:
+            self.game.claim(player, cards)
+        self._frame, self._time = int(entry.get("frame", 0)), float(entry.get("time_s", 0.0))
+        self._emit(kind, tuple(cards), entry.get("side"), player, str(entry.get("message", "")))
+
+    @property
+    def deck_left(self) -> int:
+        """Cards not dealt yet."""
+        return len(self.game.deck)
+
+
+def _text(cards: Iterable[Card]) -> str:
+    return ", ".join(c.label for c in cards)
+
+
+def _why_not(a: Card, b: Card, c: Card) -> str:
+    """Which attribute breaks the SET rule (two alike, one different)."""
+    names = ("count", "colour", "shape", "fill")
+    bad = [n for n, x, y, z in zip(names, a.values(), b.values(), c.values())
+           if len({x, y, z}) == 2]  # fmt: skip
+    return "two alike and one different in " + " and ".join(bad) if bad else "not a SET"
+
+
+def referee_from_journal(lines: Iterable[str], **options: Any) -> Referee:
+    """Rebuild a referee from its journal (the ``--events`` lines, ``undo`` lines taking back
+    the event before them): the same game, scores and table.
+
+    Raises:
+        ValueError: a line that is not one of the journal's.
+    """
+    kept: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            kind = entry["type"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise ValueError(f"journal line {number}: not a referee event") from None
+        if kind == "undo":
+            if kept:
+                kept.pop()
+            continue
+        if kind not in EVENT_TYPES:
+            raise ValueError(f"journal line {number}: unknown event type {kind!r}")
+        kept.append(entry)
+    referee = Referee(**options)
+    for entry in kept:
+        cards = [parse_card(" ".join(str(c[k]) for k in ("count", "colour", "fill", "shape")))
+                 for c in entry.get("cards", [])]  # fmt: skip
+        referee.replay(entry, cards)
+    return referee
