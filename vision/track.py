@@ -51,12 +51,17 @@ SEEN_CORRELATION: Final = 0.6
 #: the card so its edge is in it (:data:`TEMPLATE_MARGIN` of its size on each side).
 TEMPLATE_SIZE: Final = (24, 36)
 TEMPLATE_MARGIN: Final = 0.08
+#: Gaussian softening of a template, its pixels (:func:`_template`).
+TEMPLATE_BLUR: Final = 1.0
 #: A read's card matches a track when their centres are closer than this share of the card's
 #: width (cards on a table are at least about a card's width apart, centre to centre).
 MATCH_SHARE: Final = 0.5
 #: Corners moved by less than this (px) in a read are smoothed, not jumped: no jitter.
-STEADY_PX: Final = 2.5
-STEADY_BLEND: Final = 0.3
+STEADY_PX: Final = 1.0
+STEADY_BLEND: Final = 0.5
+#: A card whose area changes by more than this factor between still reads was found as a
+#: piece before (the detector split it once): its earlier readings are forgotten.
+RESHAPED: Final = 1.4
 #: Probability floor when taking logs (a read saying 0 does not veto a card for ever).
 PROB_FLOOR: Final = 1e-4
 #: A card that has not been seen (template) for this long with no hand in view is dropped (a
@@ -66,6 +71,9 @@ UNSEEN_DROP_S: Final = 0.6
 #: is dropped: lifted, as the hand goes back with a SET (6 frames at 30 fps, so one frame's
 #: glare or blur does not drop a card).
 BARE_DROP_S: Final = 0.2
+#: Still reads that miss a card, and outnumber those that found it, before it is taken for a
+#: false find (the detector's half of a card, read once, still looks like itself): 0.6 s.
+FALSE_FIND_MISSES: Final = 3
 #: Seconds a card that left is remembered: put back where it lay, looking the same, it keeps
 #: its id (a wrong claim: three cards lifted, shown, put back).
 REMEMBER_S: Final = 30.0
@@ -147,6 +155,8 @@ class _Track:
     seen: bool = True
     unseen_since: float | None = None
     bare_since: float | None = None
+    hits: int = 0  # settled reads that found it
+    misses: int = 0  # settled reads that did not
 
 
 class CardTracker:
@@ -242,7 +252,7 @@ class CardTracker:
     def _apply(self, read: Read, grey: npt.NDArray[np.uint8], hand: bool) -> None:
         """Match a read's cards to the tracks; new cards start tracks, the rest are refreshed."""
         matched: set[int] = set()
-        free = list(range(len(read.corners)))
+        free = _not_inside(read.corners)
         for track in sorted(self._tracks, key=lambda t: not t.confirmed):
             if not free:
                 break
@@ -257,6 +267,8 @@ class CardTracker:
             self._refresh(track, read, i, grey, hand)
         if read.settled and not hand:
             for i in free:
+                if any(_overlaps(read.corners[i], t.corners) for t in self._tracks):
+                    continue  # a second find of a card followed already (half of it)
                 template = _template(read.grey, read.read_corners[i] / self.scale)
                 track = self._returned(read.corners[i], template, read.probabilities[i])
                 if track is None:
@@ -265,15 +277,22 @@ class CardTracker:
                 track.corners, track.template = read.corners[i].copy(), template
                 track.unseen_since = track.bare_since = None
                 track.logs.append(_logs(read.probabilities[i]))
+                track.hits += 1
                 track.seen = _alike(_template(grey, track.corners / self.scale), template)
                 track.confirmed = track.seen
                 self._tracks.append(track)
         for track in self._tracks:
             if track.id in matched or not read.settled or hand:
                 continue
-            # Read once and not found again (a passing false find), or not found and no longer
-            # looking like itself with no hand in view (taken): gone now.
-            if not track.confirmed or not track.seen:
+            # Read once and not found again (a passing false find), not found and no longer
+            # looking like itself with no hand in view (taken), or missed by more still reads
+            # than found it (a false find that keeps looking like itself: half a card): gone.
+            track.misses += 1
+            false_find = track.misses >= FALSE_FIND_MISSES and track.misses > track.hits
+            # or a piece of a card that this read found whole (the detector split it once)
+            false_find |= any(_overlaps(track.corners, t.corners) for t in self._tracks
+                              if t.id in matched)  # fmt: skip
+            if not track.confirmed or not track.seen or false_find:
                 track.unseen_since = -np.inf
 
     def _returned(
@@ -303,11 +322,16 @@ class CardTracker:
     ) -> None:
         new = read.corners[i]
         moved = float(np.abs(new - track.corners).max())
+        grown = abs(cv2.contourArea(new)) / max(abs(cv2.contourArea(track.corners)), 1.0)
+        if read.settled and not hand and not 1 / RESHAPED < grown < RESHAPED:
+            track.logs.clear()  # its earlier reads were of a piece of the card, not the card
+            track.shown = track.pending = None
         if moved < STEADY_PX:
             track.corners = (1 - STEADY_BLEND) * track.corners + STEADY_BLEND * new
         elif read.settled or moved < UNSETTLED_MOVE_SHARE * _card_width(track.corners):
             track.corners = new.copy()
         if read.settled and not hand:
+            track.hits += 1
             track.logs.append(_logs(read.probabilities[i]))
             track.template = _template(read.grey, read.read_corners[i] / self.scale)
             track.seen = self._looks_alike(grey, track)
@@ -354,6 +378,26 @@ class CardTracker:
         return _alike(_template(grey, track.corners / self.scale), track.template)
 
 
+def _inside(point: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]) -> bool:
+    return cv2.pointPolygonTest(quad.reshape(-1, 1, 2), (float(point[0]), float(point[1])),
+                                False) > 0  # fmt: skip
+
+
+def _overlaps(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> bool:
+    """Whether one card's centre lies inside the other (more than about half of one covers
+    the other: a card that far under another cannot be read, so two such finds are one)."""
+    return _inside(a.mean(axis=0), b) or _inside(b.mean(axis=0), a)
+
+
+def _not_inside(quads: npt.NDArray[np.float32]) -> list[int]:
+    """Indices of a read's cards, less each whose centre lies inside a larger one (the
+    detector's half of a card beside the whole)."""
+    areas = [abs(cv2.contourArea(q)) for q in quads]
+    return [i for i, q in enumerate(quads)
+            if not any(areas[j] > areas[i] and _inside(q.mean(axis=0), quads[j])
+                       for j in range(len(quads)) if j != i)]  # fmt: skip
+
+
 def _covers(arm: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32], f: float) -> bool:
     """Whether the (widened) arm mask lies over any of 9 points of the card at ``corners``
     (full-frame px; ``f``: mask px per full-frame px): its centre and the points halfway to its
@@ -396,6 +440,9 @@ def _template(
     hom = cv2.getPerspectiveTransform(outer.astype(np.float32), target)
     patch = cv2.warpPerspective(grey, hom, (w, h), flags=cv2.INTER_AREA,
                                 borderMode=cv2.BORDER_REPLICATE).astype(np.float32)  # fmt: skip
+    # Softened, so a card followed a few pixels off (between reads) still looks like itself:
+    # thin outlines (open symbols) decorrelate at a one-pixel shift of the template.
+    patch = cv2.GaussianBlur(patch, (0, 0), TEMPLATE_BLUR)
     patch -= patch.mean()
     norm = float(np.linalg.norm(patch))
     return patch / norm if norm > 1e-6 else patch
