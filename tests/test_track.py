@@ -10,7 +10,7 @@ import pytest
 
 from vision.cards import Card, Colour, Count, Fill, Shape
 from vision.motion import WORK_WIDTH, MotionTracker, small_grey
-from vision.touch import ABSORB_S, TouchDetector
+from vision.touch import ABSORB_HAND_S, TouchDetector
 from vision.track import BARE_DROP_S, CardTracker, Read
 
 W, H = 480, 270
@@ -208,7 +208,7 @@ def test_the_camera_changing_its_exposure_is_no_hand(gain: float) -> None:
 
 
 def test_a_hand_resting_still_is_taken_into_the_picture_and_seen_when_it_moves() -> None:
-    rest = [_scene([0], arm=(200, 260))] * int((ABSORB_S + 0.5) * FPS)
+    rest = [_scene([0], arm=(200, 260))] * int((ABSORB_HAND_S + 0.5) * FPS)
     moved = [_scene([0], arm=(300, 360))] * 3
     hands = _touch_run([_scene([0])] * 5 + rest + moved)
     assert hands[5] and not hands[5 + len(rest) - 1] and hands[-1]

@@ -159,10 +159,12 @@ def simulate_command(
 from vision.cli_label import label_app  # noqa: E402
 from vision.cli_live import live_command  # noqa: E402
 from vision.cli_photo import photo_command  # noqa: E402  (the commands, in --help's order)
+from vision.cli_referee import referee_command  # noqa: E402
 
 # Registered in the order --help lists them: the main job first.
 app.command("photo")(photo_command)
 app.command("live")(live_command)
+app.command("referee")(referee_command)
 app.command("sets")(sets_command)
 app.command("simulate")(simulate_command)
 app.add_typer(label_app, name="label")

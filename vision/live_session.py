@@ -166,6 +166,8 @@ def run_live(
     save_dir: Path | None = None,
     on_change: Callable[[LiveFrame], None] | None = None,
     on_saved: Callable[[Path], None] | None = None,
+    on_frame: Callable[[LiveFrame], None] | None = None,
+    decorate: Callable[[npt.NDArray[np.uint8], LiveFrame], None] | None = None,
     max_frames: int | None = None,
     **options: Any,
 ) -> LiveSummary:
@@ -182,6 +184,8 @@ def run_live(
             ``live-FRAME.sets.jpg``; never over a file); default the current folder.
         on_change: called with a frame whose shown cards or SETs differ from the last frame's.
         on_saved: called with each photo saved.
+        on_frame: called with every frame, before it is drawn (the referee).
+        decorate: draws more on each annotated frame (image, frame), in place.
         max_frames: stop after this many frames.
         **options: passed to :func:`vision.live.follow` (``mixed_decks``, ``uncertain_below``).
 
@@ -199,7 +203,11 @@ def run_live(
         for live in follow(source.frames(), classifier, realtime=source.live, **options):
             frames += 1
             last = live.table
+            if on_frame is not None:
+                on_frame(live)
             annotated = draw_live(live.image, live.table) if video or view else None
+            if decorate is not None and annotated is not None:
+                decorate(annotated, live)
             if video is not None and annotated is not None:
                 video.write(annotated)
             state = live_json(live)

@@ -5,8 +5,8 @@ is a web page served on this machine (``http://127.0.0.1:8765/``: the annotated 
 MJPEG stream, which every browser shows in an ``<img>``, and buttons). With the full OpenCV
 build installed instead (``pip install opencv-python``), ``--view window`` opens a window.
 
-Both give the same controls (:class:`Controls`): quit (``q`` or Esc), pause (space) and save
-the current frame as a photo (``s``).
+Both give the same controls (:class:`Controls`): quit (``q`` or Esc), pause (space), save
+the current frame as a photo (``s``) and, for the referee, undo its last event (``u``).
 """
 
 from __future__ import annotations
@@ -42,15 +42,18 @@ class Controls:
         quit: stop now.
         paused: hold the current frame.
         save: save the current frame as a photo (cleared when done).
+        undo: take back the referee's last event (cleared when done).
     """
 
     quit: bool = False
     paused: bool = False
     save: bool = False
+    undo: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def press(self, key: str) -> None:
-        """Act on a key: ``q``/Esc quit, space pause or go on, ``s`` save."""
+        """Act on a key: ``q``/Esc quit, space pause or go on, ``s`` save, ``u`` undo (the
+        referee's last event)."""
         with self._lock:
             if key in ("q", "Q", "\x1b", "quit"):
                 self.quit = True
@@ -58,6 +61,8 @@ class Controls:
                 self.paused = not self.paused
             elif key in ("s", "S", "save"):
                 self.save = True
+            elif key in ("u", "U", "undo"):
+                self.undo = True
 
 
 class View:
@@ -133,6 +138,7 @@ img { display: block; max-width: 100vw; max-height: calc(100vh - 3em); margin: 0
 <header>
 <button id="pause" title="space">Pause</button>
 <button id="save" title="s">Save frame</button>
+<button id="undo" title="u">Undo</button>
 <button id="quit" title="q">Quit</button>
 <span id="status"></span>
 </header>
@@ -144,10 +150,10 @@ async function send(what) {
   document.getElementById("pause").textContent = s.paused ? "Go on" : "Pause";
   if (s.quit) document.getElementById("status").textContent = "stopped";
 }
-for (const what of ["pause", "save", "quit"])
+for (const what of ["pause", "save", "undo", "quit"])
   document.getElementById(what).onclick = () => send(what);
 document.addEventListener("keydown", (e) => {
-  const what = {" ": "pause", "s": "save", "q": "quit", "Escape": "quit"}[e.key];
+  const what = {" ": "pause", "s": "save", "u": "undo", "q": "quit", "Escape": "quit"}[e.key];
   if (what) { e.preventDefault(); send(what); }
 });
 setInterval(async () => {
@@ -210,12 +216,12 @@ class WebView(View):
 
             def do_POST(self) -> None:  # noqa: N802
                 what = self.path.removeprefix("/control/")
-                if what not in ("pause", "save", "quit"):
+                if what not in ("pause", "save", "undo", "quit"):
                     self._send(404, "text/plain", b"not found")
                     return
                 view.controls.press(what)
                 c = view.controls
-                body = {"paused": c.paused, "quit": c.quit, "save": c.save}
+                body = {"paused": c.paused, "quit": c.quit, "save": c.save, "undo": c.undo}
                 self._send(200, "application/json", json.dumps(body).encode())
 
             def _send(self, code: int, kind: str, body: bytes) -> None:

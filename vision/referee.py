@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -263,6 +263,7 @@ class Referee:
         self._not_back: tuple[Card, ...] = ()  # a wrong claim's cards, taken away
         self.events: list[RefereeEvent] = []
         self._frame, self._time = 0, 0.0
+        self._check_resumed = False  # the first table seen is compared with the journal's
 
     # -- observations -----------------------------------------------------------------------
 
@@ -277,6 +278,27 @@ class Referee:
         if twice:
             self._warn(f"a card is seen twice on the table: {_text(twice)} (two decks mixed, "
                        "or a misread)", twice, obs.side)  # fmt: skip
+        if self._check_resumed:
+            self._check_resumed = False
+            self._table.cards = now
+            seen, kept = Counter(now.values()), Counter(self.game.table)
+            missing, extra = list((kept - seen).elements()), list((seen - kept).elements())
+            if extra and not missing:
+                # Dealt while the referee was away: a deal like any other, if the rules allow.
+                try:
+                    made = self.game.deal(extra)
+                except IllegalMove:
+                    pass
+                else:
+                    self._said_dealt(made, extra, None)
+                    self._over_check()
+                    return self.events[start:]
+            if missing or extra:
+                parts = ([f"missing {_text(missing)}"] if missing else []) + (
+                    [f"not in the journal {_text(extra)}"] if extra else [])  # fmt: skip
+                self._warn("the table in view does not match the journal's: "
+                           + "; ".join(parts), missing + extra, None)  # fmt: skip
+            return self.events[start:]
         gone = [card for i, card in self._table.cards.items() if i not in now]
         new = [card for i, card in now.items() if i not in self._table.cards]
         self._table.cards = now
@@ -367,6 +389,10 @@ class Referee:
             except IllegalMove as again:  # a card not in the deck: seen twice, or misread
                 self._warn(str(again), cards, side)
                 return
+        self._said_dealt(made, cards, side)
+
+    def _said_dealt(self, made: Sequence[Any], cards: list[Card], side: str | None) -> None:
+        """The events of a deal the rules took (``made``: :meth:`vision.game.Game.deal`'s)."""
         for event in made:
             if isinstance(event, Dealt):
                 kind = {DealReason.OPENING: "deal", DealReason.REFILL: "refill",
@@ -422,6 +448,17 @@ class Referee:
         self._frame, self._time = int(entry.get("frame", 0)), float(entry.get("time_s", 0.0))
         self._emit(kind, tuple(cards), entry.get("side"), player, str(entry.get("message", "")))
 
+    def resumed(self) -> None:
+        """The game was rebuilt from a journal: the first table seen is checked against it."""
+        self._check_resumed = self._started
+
+    def undone(self, previous: Referee) -> None:
+        """Carry the table as it really is over from ``previous`` (this referee was rebuilt
+        from the journal without its last event)."""
+        self._table.cards = dict(previous._table.cards)
+        self._not_back = previous._not_back
+        self._frame, self._time = previous._frame, previous._time
+
     @property
     def deck_left(self) -> int:
         """Cards not dealt yet."""
@@ -456,16 +493,29 @@ def referee_from_journal(lines: Iterable[str], **options: Any) -> Referee:
             kind = entry["type"]
         except (json.JSONDecodeError, KeyError, TypeError):
             raise ValueError(f"journal line {number}: not a referee event") from None
-        if kind == "undo":
+        if kind == "undo":  # takes back the last event of the game (and warnings after it)
+            while kept and kept[-1]["type"] == "warning":
+                kept.pop()
             if kept:
                 kept.pop()
+            continue
+        if kind == "start":  # the journal's first line: the game's set-up (options)
             continue
         if kind not in EVENT_TYPES:
             raise ValueError(f"journal line {number}: unknown event type {kind!r}")
         kept.append(entry)
     referee = Referee(**options)
     for entry in kept:
-        cards = [parse_card(" ".join(str(c[k]) for k in ("count", "colour", "fill", "shape")))
-                 for c in entry.get("cards", [])]  # fmt: skip
-        referee.replay(entry, cards)
+        if not isinstance(entry.get("cards", []), list):
+            raise ValueError("journal: an event's cards are not a list")
+        try:
+            cards = [parse_card(" ".join(str(c[k]) for k in ("count", "colour", "fill", "shape")))
+                     for c in entry.get("cards", [])]  # fmt: skip
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"journal: an event's cards cannot be read ({error})") from None
+        try:
+            referee.replay(entry, cards)
+        except IllegalMove as error:
+            raise ValueError(f"journal: a {entry['type']} the rules refuse ({error})") from None
+    referee.resumed()
     return referee

@@ -5,8 +5,8 @@ reaches the frame's edge; a card put down or taken changes a patch inside the pi
 The reference is the small colour copy (:func:`vision.motion.small_grey` with ``colour=True``:
 skin and a wooden table can be one grey) of the last frame after which
 nothing moved for :data:`ABSORB_S`; it is carried along with the camera's move, so a drifting or
-hand-held camera does not look like a hand. A hand held still for longer than that is taken
-into the reference, and seen again when it moves or leaves.
+hand-held camera does not look like a hand. A hand held still for longer
+(:data:`ABSORB_HAND_S`) is taken into the reference, and seen again when it moves or leaves.
 """
 
 from __future__ import annotations
@@ -34,14 +34,23 @@ HAND_SHARE: Final = 0.004
 #: fingertip entering at the edge (40 px of a 480 x 270 copy) already moves it, so a hand that
 #: enters is never taken into the reference as still.
 MOVING_SHARE: Final = 0.0003
+#: Changed pixels along the frame's edge (the copy's) that make a frame moving by themselves.
+EDGE_MOTION_PX: Final = 3
 #: Seconds without motion after which the picture becomes the reference.
 ABSORB_S: Final = 1.0
+#: ... and with an arm in view: a hand holding cards still (a claim shown to the others, half a
+#: second or more) stays a hand; one left resting on the table for this long is taken in.
+ABSORB_HAND_S: Final = 3.0
 #: Share of the picture changed beyond which the change is the light or the whole view (auto
 #: exposure, the camera pointed elsewhere), not a hand: the reference is renewed when still.
 WHOLE_VIEW_SHARE: Final = 0.5
 #: Pixels of the copy next to the frame's edge (or the edge of what the reference saw) that
 #: count as "the edge".
 EDGE_PX: Final = 3
+#: The band (pixels of the copy, 3% of its width) an arm must reach into to be one: wider than
+#: :data:`EDGE_PX`, because the band along the edge of what the reference saw is left out of
+#: the change and the mask is closed and opened.
+ARM_EDGE_PX: Final = 8
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,13 @@ class TouchDetector:
                                     flags=cv2.INTER_NEAREST)  # fmt: skip
         valid = cv2.erode(valid, np.ones((2 * EDGE_PX + 1,) * 2, np.uint8), borderValue=1)
         last = cv2.warpPerspective(self._last, move, (w, h), borderMode=cv2.BORDER_REPLICATE)
-        moving_mask = (_change(img, last) > CHANGED_LEVELS) & (valid > 0)
-        moving = bool(moving_mask.mean() > MOVING_SHARE)
+        raw = ((_change_beyond(img, last) > CHANGED_LEVELS) & (valid > 0)).astype(np.uint8)
+        # Opened: single pixels along ink edges (resampling) are no motion; but anything at
+        # the frame's edge is (a fingertip coming in, a sliver as yet).
+        opened = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+        edge = int(raw[:EDGE_PX].sum() + raw[-EDGE_PX:].sum() + raw[:, :EDGE_PX].sum()
+                   + raw[:, -EDGE_PX:].sum())  # fmt: skip
+        moving = bool(opened.mean() > MOVING_SHARE) or edge >= EDGE_MOTION_PX
         if moving or self._still_since is None:
             self._still_since = time_s
         still_s = time_s - self._still_since
@@ -116,7 +130,12 @@ class TouchDetector:
         if share > WHOLE_VIEW_SHARE:
             arm[:] = False
         self._last = img
-        if still_s >= ABSORB_S or (share > WHOLE_VIEW_SHARE and not moving):
+        at_edge = bool(changed[:EDGE_PX].any() or changed[-EDGE_PX:].any()
+                       or changed[:, :EDGE_PX].any() or changed[:, -EDGE_PX:].any())  # fmt: skip
+        # Something new at the frame's edge (a hand coming in, however small yet) is taken in
+        # only as a hand at rest is.
+        absorb_after = ABSORB_HAND_S if arm.any() or at_edge else ABSORB_S
+        if still_s >= absorb_after or (share > WHOLE_VIEW_SHARE and not moving):
             self._absorb(img, self._still_since)
             arm[:] = False
         return Touch(bool(arm.any()), moving, still_s, changed.astype(bool), arm)
@@ -126,11 +145,6 @@ class TouchDetector:
         self._reference, self._last = img, img
         self._ref_to_now = np.eye(3)
         self._still_since = still_since
-
-
-def _change(a: npt.NDArray[np.int16], b: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
-    """(h, w) the largest change of a pixel's three channels."""
-    return np.abs(a - b).max(axis=2)
 
 
 def _change_beyond(
@@ -172,8 +186,10 @@ def _hand_mask(
     if not big:
         return np.zeros(changed.shape, bool)
     edge = np.zeros_like(changed)
-    edge[:EDGE_PX], edge[-EDGE_PX:], edge[:, :EDGE_PX], edge[:, -EDGE_PX:] = 1, 1, 1, 1
-    unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * EDGE_PX + 1,) * 2))
+    b = ARM_EDGE_PX
+    edge[:b], edge[-b:], edge[:, :b], edge[:, -b:] = 1, 1, 1, 1
+    near = EDGE_PX + 2  # the band left out along the edge of what the reference saw, and 2
+    unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * near + 1,) * 2))
     edge |= unseen
     touching = set(np.unique(labels[(edge > 0) & (changed > 0)]).tolist()) & set(big)
     return np.isin(labels, sorted(touching))
