@@ -31,7 +31,7 @@ from vision.rules import find_sets
 
 app = typer.Typer(
     name="setvision",
-    help="Find SET cards in photos, read them and list every SET; check and simulate SETs.",
+    help="Find SET cards in photos and live video, read them, list every SET; referee a game.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -59,7 +59,7 @@ def main(
         ),
     ] = False,
 ) -> None:
-    """Find SET cards in photos, read them and list every SET; check and simulate SETs."""
+    """Find SET cards in photos and live video, read them, list every SET; referee a game."""
 
 
 @user_errors
