@@ -39,6 +39,9 @@ from vision.referee import Referee, RefereeEvent, TableWatcher  # noqa: E402
 from vision.render_video import GameVideo, Step, game_script  # noqa: E402
 from vision.rules import find_sets  # noqa: E402
 
+#: The issue's bound for calling game over, seconds after the last hand left.
+GAME_OVER_WITHIN = 2.0
+
 
 def truth_events(video: GameVideo, cards: dict[int, Card]) -> list[dict[str, Any]]:
     """What happened: one entry per step (type, cards, side, time the hand left)."""
@@ -80,7 +83,9 @@ def broken_script(rng: np.random.Generator) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def score(video: GameVideo, classifier: Any) -> dict[str, Any]:
+def score(video: GameVideo, classifier: Any, *, deck_out: bool = False) -> dict[str, Any]:
+    """Referee one video and match its events with the truth (``deck_out``: the script plays
+    the deck out, so the game ends by the rules when the last step leaves no SET)."""
     cards: dict[int, Card] = {}
 
     def frames() -> Iterator[SourceFrame]:
@@ -99,8 +104,8 @@ def score(video: GameVideo, classifier: Any) -> dict[str, Any]:
     if last is not None:
         referee.finish(last.index, last.time_s)
     truth = truth_events(video, cards)
-    truth.append({"type": "game_over", "cards": frozenset(), "side": None,
-                  "time_s": video.duration_s})  # fmt: skip
+    end = video.steps[-1].end_s if deck_out else video.duration_s
+    truth.append({"type": "game_over", "cards": frozenset(), "side": None, "time_s": end})
     return match(truth, referee.events)
 
 
@@ -115,7 +120,8 @@ def match(truth: list[dict[str, Any]], events: list[RefereeEvent], within: float
         for k, e in enumerate(given):
             if k in used or e.type != t["type"] or frozenset(e.cards) != t["cards"]:
                 continue
-            if t["type"] == "game_over" or 0 <= e.time_s - t["time_s"] <= within:
+            if 0 <= e.time_s - t["time_s"] <= (GAME_OVER_WITHIN if t["type"] == "game_over"
+                                               else within):  # fmt: skip
                 hit = k
                 break
         if hit is None:
@@ -138,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--videos", type=at_least(0), default=4)
     parser.add_argument("--seed", type=at_least(0), default=0)
+    parser.add_argument("--full", action="store_true",
+                        help="Also a whole game, its deck played out.")  # fmt: skip
     parser.add_argument("--breaks", action="store_true",
                         help="Also a game with two rule breaks, to be warned.")  # fmt: skip
     args = parser.parse_args(argv)
@@ -158,6 +166,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['found']}/{s['truth']}, given {s['given']}, sides {s['side_right']}/"
               f"{s['sided']}, missed {s['missed']}, extra {s['extra']}, warnings "
               f"{len(s['warnings'])}, scores {s['scores']}", flush=True)  # fmt: skip
+    if args.full:
+        rng = np.random.default_rng(args.seed + 7)
+        script = game_script(rng, takes=40, wrong_claims=2)
+        video = GameVideo(script, rng, size=(960, 540), fps=15.0, background="cloth",
+                          tilt_deg=20)  # fmt: skip
+        s = score(video, classifier, deck_out=True)
+        for k in totals:
+            totals[k] += s[k]
+        delays += s["delays"]
+        print(f"whole game, {len(script)} steps: events found {s['found']}/{s['truth']}, given "
+              f"{s['given']}, sides {s['side_right']}/{s['sided']}, missed {s['missed']}, "
+              f"extra {s['extra']}, scores {s['scores']}", flush=True)  # fmt: skip
     if args.breaks:
         rng = np.random.default_rng(args.seed + 99)
         video = GameVideo(broken_script(rng), rng, background="wood", tilt_deg=15)
