@@ -104,7 +104,8 @@ def score(video: GameVideo, classifier: Any, *, deck_out: bool = False) -> dict[
     if last is not None:
         referee.finish(last.index, last.time_s)
     truth = truth_events(video, cards)
-    end = video.steps[-1].end_s if deck_out else video.duration_s
+    # the players stop with the video's last frame
+    end = video.steps[-1].end_s if deck_out else (video.frame_count - 1) / video.fps
     truth.append({"type": "game_over", "cards": frozenset(), "side": None, "time_s": end})
     return match(truth, referee.events)
 

@@ -36,6 +36,8 @@ HAND_SHARE: Final = 0.004
 MOVING_SHARE: Final = 0.0003
 #: Changed pixels along the frame's edge (the copy's) that make a frame moving by themselves.
 EDGE_MOTION_PX: Final = 3
+#: Seconds a pixel counts as having moved "lately" (:func:`_hand_mask`).
+RECENT_S: Final = 1.0
 #: Seconds without motion after which the picture becomes the reference.
 ABSORB_S: Final = 1.0
 #: ... and with an arm in view: a hand holding cards still (a claim shown to the others, half a
@@ -50,7 +52,7 @@ EDGE_PX: Final = 3
 #: The band (pixels of the copy, 3% of its width) an arm must reach into to be one: wider than
 #: :data:`EDGE_PX`, because the band along the edge of what the reference saw is left out of
 #: the change and the mask is closed and opened.
-ARM_EDGE_PX: Final = 8
+ARM_EDGE_PX: Final = 4
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class TouchDetector:
         self._ref_to_now = np.eye(3)  # reference's pixels -> this frame's (copy pixels)
         self._last: npt.NDArray[np.int16] | None = None
         self._still_since: float | None = None
+        self._moved_at: npt.NDArray[np.float32] | None = None  # when each pixel last moved
 
     def update(
         self, small: npt.NDArray[np.uint8], move: npt.NDArray[np.float64], time_s: float
@@ -107,7 +110,7 @@ class TouchDetector:
                                         borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
         valid = cv2.warpPerspective(np.ones((h, w), np.uint8), self._ref_to_now, (w, h),
                                     flags=cv2.INTER_NEAREST)  # fmt: skip
-        valid = cv2.erode(valid, np.ones((2 * EDGE_PX + 1,) * 2, np.uint8), borderValue=1)
+        valid = cv2.erode(valid, np.ones((3, 3), np.uint8), borderValue=1)  # interpolated
         last = cv2.warpPerspective(self._last, move, (w, h), borderMode=cv2.BORDER_REPLICATE)
         raw = ((_change_beyond(img, last) > CHANGED_LEVELS) & (valid > 0)).astype(np.uint8)
         # Opened: single pixels along ink edges (resampling) are no motion; but anything at
@@ -121,17 +124,22 @@ class TouchDetector:
         still_s = time_s - self._still_since
         matched = _gain_matched(reference, img, valid)
         changed = (_change_beyond(img, matched) > CHANGED_LEVELS) & (valid > 0)
+        e = ARM_EDGE_PX  # anything new at the frame's edge, before the masks are cleaned
+        at_edge = bool(changed[:e].any() or changed[-e:].any() or changed[:, :e].any()
+                       or changed[:, -e:].any())  # fmt: skip
         # Closed first: an arm over a table of nearly its colour changes in patches (a skin tone
         # on light wood differs by 15-30 levels), which closing joins into one arm.
         changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 5)))
         changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3)))
         share = float(changed.mean())
-        arm = _hand_mask(changed, valid, HAND_SHARE * h * w)
+        if self._moved_at is None or self._moved_at.shape != raw.shape:
+            self._moved_at = np.full(raw.shape, -np.inf, np.float32)
+        self._moved_at[opened > 0] = time_s  # not single pixels along ink (resampling)
+        recent = self._moved_at >= time_s - RECENT_S
+        arm = _hand_mask(changed, valid, HAND_SHARE * h * w, recent)
         if share > WHOLE_VIEW_SHARE:
             arm[:] = False
         self._last = img
-        at_edge = bool(changed[:EDGE_PX].any() or changed[-EDGE_PX:].any()
-                       or changed[:, :EDGE_PX].any() or changed[:, -EDGE_PX:].any())  # fmt: skip
         # Something new at the frame's edge (a hand coming in, however small yet) is taken in
         # only as a hand at rest is.
         absorb_after = ABSORB_HAND_S if arm.any() or at_edge else ABSORB_S
@@ -177,10 +185,15 @@ def _gain_matched(
 
 
 def _hand_mask(
-    changed: npt.NDArray[np.uint8], valid: npt.NDArray[np.uint8], least: float
+    changed: npt.NDArray[np.uint8],
+    valid: npt.NDArray[np.uint8],
+    least: float,
+    recent: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
-    """The changed patches of ``least`` pixels or more that touch the picture's edge (or the
-    edge of the part the reference saw): (h, w) bool."""
+    """The changed patches of ``least`` pixels or more that touch the picture's edge, or the
+    edge of the part the reference saw and moved lately (``recent``: cards put down next to
+    that edge, which a drifting camera makes, are still; a hand coming in there is not):
+    (h, w) bool."""
     n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
     big = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
     if not big:
@@ -188,8 +201,10 @@ def _hand_mask(
     edge = np.zeros_like(changed)
     b = ARM_EDGE_PX
     edge[:b], edge[-b:], edge[:, :b], edge[:, -b:] = 1, 1, 1, 1
-    near = EDGE_PX + 2  # the band left out along the edge of what the reference saw, and 2
+    touching = set(np.unique(labels[(edge > 0) & (changed > 0)]).tolist())
+    near = 2  # the pixel left out along the edge of what the reference saw, and one more
     unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * near + 1,) * 2))
-    edge |= unseen
-    touching = set(np.unique(labels[(edge > 0) & (changed > 0)]).tolist()) & set(big)
-    return np.isin(labels, sorted(touching))
+    at_unseen = set(np.unique(labels[(unseen > 0) & (changed > 0)]).tolist())
+    moved = set(np.unique(labels[recent & (changed > 0)]).tolist())
+    arms = (touching | (at_unseen & moved)) & set(big)
+    return np.isin(labels, sorted(arms))
