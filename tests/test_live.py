@@ -195,3 +195,57 @@ def test_the_web_view_serves_the_page_frames_and_controls() -> None:
         assert controls.paused and controls.save and controls.quit
     finally:
         view.close()
+
+
+@pytest.mark.slow
+def test_sigterm_writes_a_playable_video_too(frames_dir: Path, tmp_path: Path) -> None:
+    # `timeout 60 setvision live 0 --out x.mp4` is how one records a minute: SIGTERM lost the
+    # whole video (a new user's trial).
+    out, js = tmp_path / "term.mp4", tmp_path / "term.jsonl"
+    proc = subprocess.Popen(
+        [*ENTRY, "live", str(frames_dir), "--no-window", "--fps", "10", "--out", str(out),
+         "--json", str(js)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not js.exists() or len(js.read_bytes()) < 200):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    ok, image = cv2.VideoCapture(str(out)).read()
+    assert ok and (image.shape[1], image.shape[0]) == SIZE
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(["--out", "{tmp}/a.mp4", "--json", "{tmp}/a.mp4"], "both name"),
+     (["--json", "{src}"], "that is the input"),
+     (["--out", "{tmp}"], "is a folder")],
+)  # fmt: skip
+def test_outputs_that_collide_are_refused_before_anything_runs(
+    args: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "game.mp4"
+    src.write_bytes(b"not read: refused before")
+    fill = {"tmp": tmp_path, "src": src}
+    code = run(["live", str(src), "--no-window", "--force", *[a.format(**fill) for a in args]])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(err) == 1 and words in err[0], err
+    assert src.read_bytes() == b"not read: refused before"
+
+
+def test_a_port_in_use_leaves_no_output_behind(
+    video_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    busy = WebView(Controls(), port=0)
+    try:
+        port = busy.url.rsplit(":", 1)[1].strip("/")
+        out, js = tmp_path / "v.mp4", tmp_path / "v.jsonl"
+        code = run(["live", str(video_file), "--view", "web", "--port", port, "--out", str(out),
+                    "--json", str(js)])  # fmt: skip
+    finally:
+        busy.close()
+    assert code == EXIT_BAD_INPUT and "give another --port" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

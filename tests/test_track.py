@@ -39,7 +39,9 @@ CARDS = [
 ]
 
 
-def _scene(on: list[int], arm: tuple[int, int] | None = None) -> npt.NDArray[np.uint8]:
+def _scene(
+    on: list[int], arm: tuple[int, int] | None = None, look: int = 0
+) -> npt.NDArray[np.uint8]:
     """The table with the cards at ``PLACES[i]`` for i in ``on`` (each with its own marks) and
     an arm from the bottom edge covering columns ``arm`` (x0, x1) up to y = 50."""
     img = _texture()
@@ -47,7 +49,7 @@ def _scene(on: list[int], arm: tuple[int, int] | None = None) -> npt.NDArray[np.
         q = PLACES[i].astype(np.int32)
         cv2.fillPoly(img, [q], (235, 235, 235))
         x0, y0 = q[0]
-        for k in range(i + 1):  # i + 1 dark marks: each card looks its own
+        for k in range((i + look) % 4 + 1):  # its own number of dark marks: its own look
             cv2.rectangle(img, (int(x0) + 10, int(y0) + 10 + 18 * k),
                           (int(x0) + 40, int(y0) + 20 + 18 * k), (40, 40, 160), -1)  # fmt: skip
     if arm is not None:
@@ -170,6 +172,20 @@ def test_a_new_card_dealt_where_one_was_taken_gets_a_new_id() -> None:
     shown = run.frame(image, read=_read(image, [0, 1, 2, 3], cards=other))
     assert [c.id for c in shown.cards] == [0, 1, 3, 4]
     assert shown.cards[-1].card == other[2]
+
+
+def test_other_cards_where_cards_were_are_new_cards() -> None:
+    # The camera turned to another table, no hand in view: the cards in the same places are
+    # other cards, and get new ids rather than the old ones' (a new user's trial).
+    run = _Run()
+    image = _scene([0, 1, 2, 3])
+    run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    other = _scene([0, 1, 2, 3], look=2)
+    cards = [CARDS[3], CARDS[2], CARDS[1], CARDS[0]]
+    for _ in range(3):
+        shown = run.frame(other, read=_read(other, [0, 1, 2, 3], cards=cards))
+    assert {c.id for c in shown.cards}.isdisjoint({0, 1, 2, 3})
+    assert [c.card for c in shown.cards] == cards
 
 
 def test_one_deck_decoding_across_the_tracks() -> None:

@@ -14,6 +14,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from vision.cli_errors import say_err, user_errors
+from vision.cli_outputs import distinct_outputs, json_target, terminated_as_exit
 from vision.cli_photo import probability_option
 from vision.errors import SetVisionError
 from vision.live_view import DEFAULT_PORT
@@ -134,13 +135,23 @@ def live_command(
     # Everything that can be refused is refused before the camera or the model is opened.
     if out is not None:
         check_video_path(out, force=force)
-    json_file = _json_target(json_path, force=force)
+    json_file = json_target(json_path, force=force, option="--json")
+    distinct_outputs(source, {"--out": out, "--json": json_file})
     if not save_dir.is_dir():
         raise SetVisionError(f"--save-dir {save_dir}: no such folder")
     classifier = CardClassifier(model)
     src = open_source(source, fps=fps)
     opened: list[Any] = []
+    video: VideoOut | None = None
+    shown: View | None = None
     try:
+        controls = Controls()
+        if kind == "web":  # first: a port in use must not leave output files behind
+            shown = WebView(controls, port=port)
+            say_err(f"setvision live: watching {src.name}: open {shown.url} "
+                    "(q quits, space pauses, s saves the frame)")  # fmt: skip
+        elif kind == "window":
+            shown = WindowView(controls)
         video = VideoOut(out, src.fps, src.size, force=force) if out is not None else None
         stream: IO[str] | None = None
         if json_file == "-":
@@ -148,22 +159,20 @@ def live_command(
         elif json_file is not None:
             stream = open(json_file, "w" if force else "x", encoding="utf-8")  # noqa: SIM115
             opened.append(stream)
-        controls = Controls()
-        shown: View | None = None
-        if kind == "web":
-            shown = WebView(controls, port=port)
-            say_err(f"setvision live: watching {src.name}: open {shown.url} "
-                    "(q quits, space pauses, s saves the frame)")  # fmt: skip
-        elif kind == "window":
-            shown = WindowView(controls)
         to_stdout = stream is sys.stdout
-        summary = run_live(
-            src, classifier, video=video, json_out=stream, view=shown, controls=controls,
-            save_dir=save_dir, mixed_decks=mixed_decks, uncertain_below=uncertain_below,
-            on_change=None if to_stdout else _print_change,
-            on_saved=lambda p: say_err(f"saved {p}"),
-        )  # fmt: skip
+        with terminated_as_exit():
+            summary = run_live(
+                src, classifier, video=video, json_out=stream, view=shown, controls=controls,
+                save_dir=save_dir, mixed_decks=mixed_decks, uncertain_below=uncertain_below,
+                on_change=None if to_stdout else _print_change,
+                on_saved=lambda p: say_err(f"saved {p}"),
+            )  # fmt: skip
+        video = shown = None  # finished and closed by run_live
     finally:
+        if video is not None:  # the run never started: no empty video left behind
+            video.finish()
+        if shown is not None:
+            shown.close()
         src.close()
         for f in opened:
             with contextlib.suppress(OSError):
@@ -175,22 +184,6 @@ def live_command(
     if summary.video is not None:
         line += f"; annotated video: {summary.video}"
     say_err(line)
-
-
-def _json_target(path: str | None, *, force: bool) -> str | None:
-    """``--json``'s target checked before the run: ``-``, a new file, or one to replace."""
-    if path is None or path == "-":
-        return path
-    if not path.strip():
-        raise SetVisionError(f"--json {path!r}: an empty name (an unset variable?)")
-    target = Path(path)
-    if target.is_dir():
-        raise SetVisionError(f"--json {path}: is a folder; give a file name")
-    if target.exists() and not force:
-        raise SetVisionError(f"--json {path}: exists; not overwritten (use --force to replace it)")
-    if not target.parent.exists():
-        raise SetVisionError(f"--json {path}: no such folder {target.parent}")
-    return path
 
 
 def _print_change(live: Any) -> None:

@@ -16,7 +16,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from vision.cli_errors import say_err, user_errors
-from vision.cli_live import _json_target
+from vision.cli_outputs import distinct_outputs, json_target, terminated_as_exit
 from vision.errors import SetVisionError
 from vision.live_view import DEFAULT_PORT
 
@@ -148,6 +148,9 @@ def referee_command(
     except ValueError:
         raise SetVisionError(f"--variant {variant!r}: expected one of "
                              f"{', '.join(v.value for v in Variant)}") from None  # fmt: skip
+    if resume is not None and (players or penalty != "lose-point" or variant != "standard"):
+        say_err(f"setvision referee: note: --players, --penalty and --variant are ignored with "
+                f"--resume: the game in {resume} keeps its own")  # fmt: skip
     seats = parse_players(players)
     if rule is Penalty.SIT_OUT and len(set(seats.values())) < 2:
         raise SetVisionError("--penalty sit-out needs two players or more")
@@ -174,16 +177,33 @@ def _run(source: str, seats: dict[str, str], rule: Any, deck: Any, *, events: st
         raise SetVisionError("--journal and --resume name two files: --resume continues its own")
     if out is not None:
         check_video_path(out, force=force)
-    events_file = _json_target(events, force=force)
-    path = resume or journal or Path(time.strftime("referee-%Y%m%d-%H%M%S.jsonl"))
+    events_file = json_target(events, force=force, option="--events")
+    distinct_outputs(source, {"--out": out, "--events": events_file,
+                              "--journal": resume or journal})  # fmt: skip
     classifier = CardClassifier(model)
     src = open_source(source, fps=fps)
     opened: list[IO[str]] = []
+    video: VideoOut | None = None
+    shown: View | None = None
+    book = None
+    path = resume or journal
     try:
-        book, referee = open_journal(path, resume=resume is not None, players=seats,
-                                     penalty=rule, variant=deck)  # fmt: skip
+        controls = Controls()
+        if kind == "web":  # first: a port in use must not leave output files behind
+            shown = WebView(controls, port=port)
+            say_err(f"setvision referee: watching {src.name}: open {shown.url} (q quits, u "
+                    "undoes the last event)")  # fmt: skip
+        elif kind == "window":
+            shown = WindowView(controls, title="setvision referee")
+        if path is None:
+            book, referee, path = _new_journal(seats, rule, deck)
+        else:
+            book, referee = open_journal(path, resume=resume is not None, players=seats,
+                                         penalty=rule, variant=deck)  # fmt: skip
+        so_far = len(referee.events)
         say_err(f"setvision referee: {'continuing' if resume else 'journal'} {path}"
-                + (f" ({len(referee.events)} events so far)" if resume else ""))  # fmt: skip
+                + (f" ({so_far} event{'s' if so_far != 1 else ''} so far)" if resume
+                   else ""))  # fmt: skip
         stream: IO[str] | None = None
         if events_file == "-":
             stream = sys.stdout
@@ -191,19 +211,20 @@ def _run(source: str, seats: dict[str, str], rule: Any, deck: Any, *, events: st
             stream = open(events_file, "w" if force else "x", encoding="utf-8")  # noqa: SIM115
             opened.append(stream)
         video = VideoOut(out, src.fps, src.size, force=force) if out is not None else None
-        controls = Controls()
-        shown: View | None = None
-        if kind == "web":
-            shown = WebView(controls, port=port)
-            say_err(f"setvision referee: watching {src.name}: open {shown.url} (q quits, u "
-                    "undoes the last event)")  # fmt: skip
-        elif kind == "window":
-            shown = WindowView(controls, title="setvision referee")
-        result = run_referee(
-            src, classifier, referee, book, events_out=stream, video=video, view=shown,
-            controls=controls, on_event=None if stream is sys.stdout else _print_event,
-        )  # fmt: skip
+        with terminated_as_exit():
+            result = run_referee(
+                src, classifier, referee, book, events_out=stream, video=video, view=shown,
+                controls=controls, on_event=None if stream is sys.stdout else _print_event,
+                on_note=say_err,
+            )  # fmt: skip
+        video = shown = book = None  # finished and closed by run_referee
     finally:
+        if video is not None:  # the run never started: no empty video left behind
+            video.finish()
+        if shown is not None:
+            shown.close()
+        if book is not None:
+            book.close()
         src.close()
         for f in opened:
             with contextlib.suppress(OSError):
@@ -211,6 +232,24 @@ def _run(source: str, seats: dict[str, str], rule: Any, deck: Any, *, events: st
     game = result.referee.game
     scores = ", ".join(f"{p} {s}" for p, s in game.scores.items())
     say_err(f"{src.name}: {result.live.frames} frames; scores: {scores}; journal: {path}")
+
+
+def _new_journal(seats: dict[str, str], rule: Any, deck: Any) -> tuple[Any, Any, Path]:
+    """A new journal here, named by the date and time (``-2``, ``-3``, ... if taken)."""
+    from vision.referee_session import open_journal
+
+    stem = time.strftime("referee-%Y%m%d-%H%M%S")
+    for k in range(1, 100):
+        path = Path(f"{stem}{'' if k == 1 else f'-{k}'}.jsonl")
+        if path.exists():
+            continue
+        try:
+            book, referee = open_journal(path, resume=False, players=seats, penalty=rule,
+                                         variant=deck)  # fmt: skip
+        except SetVisionError:  # made by another run just now
+            continue
+        return book, referee, path
+    raise SetVisionError(f"{stem}*.jsonl: no free name for the journal here; give --journal")
 
 
 def _print_event(event: Any) -> None:

@@ -127,7 +127,15 @@ def follow(
     size: tuple[int, ...] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="setvision-read") as pool:
         try:
-            for frame in frames:
+            # A file or folder is looked at one frame ahead, so its last frame waits for the
+            # read in flight (a video shorter than a read's time, a single photo, is still
+            # read); a camera is not: that would delay every frame by one.
+            upcoming = iter(frames)
+            ahead = next(upcoming, None)
+            while ahead is not None:
+                frame = ahead
+                ahead = None if realtime else next(upcoming, None)
+                last = not realtime and ahead is None
                 image = frame.image
                 if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
                     raise ValueError(
@@ -154,19 +162,26 @@ def follow(
                 arrived = None
                 if pending is not None:
                     pending.since = moved.homography @ pending.since
+                elif last:  # a one-frame video: read it now
+                    still = not (seen.hand or seen.moving)
+                    pending = _Pending(pool.submit(read, image), frame.time_s, grey,
+                                       settled=still, since=np.eye(3))  # fmt: skip
+                if pending is not None:
                     due = frame.time_s - pending.time_s >= read_every_s - 1e-6
-                    if pending.future.done() if realtime else due:
+                    if pending.future.done() if realtime else (due or last):
                         arrived = _arrived(pending, pending.future.result())
                         pending = None
                 table = tracker.step(
                     grey, moved.homography, seen.hand, frame.time_s, arrived, arm=seen.arm
                 )
-                if pending is None and not math.isnan(frame.time_s):
+                if pending is None and not last and not math.isnan(frame.time_s):
                     pending = _Pending(
                         pool.submit(read, image), frame.time_s, grey,
                         settled=not (seen.hand or seen.moving), since=np.eye(3),
                     )  # fmt: skip
                 yield LiveFrame(frame.index, frame.time_s, image, table, seen, arrived is not None)
+                if realtime:
+                    ahead = next(upcoming, None)
         finally:
             if pending is not None:
                 pending.future.cancel()

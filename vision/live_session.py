@@ -77,27 +77,33 @@ class VideoOut:
                 self._temp.unlink()
             raise SetVisionError(f"{path}: could not write a video there (codec or permissions)")
         self.frames = 0
+        self._done: Path | None | bool = False
 
     def write(self, image: npt.NDArray[np.uint8]) -> None:
         self._writer.write(image)
         self.frames += 1
 
     def finish(self) -> Path | None:
-        """Close the video and move it into place (None: no frame was written, no file)."""
+        """Close the video and move it into place (None: no frame was written, no file);
+        again: the same answer, nothing more done."""
+        if self._done is not False:
+            return self._done  # type: ignore[return-value]
+        self._done = None
         self._writer.release()
         if self.frames == 0:
             with contextlib.suppress(OSError):
                 self._temp.unlink()
             return None
         os.replace(self._temp, self.path)
+        self._done = self.path
         return self.path
 
 
 def check_video_path(path: Path, *, force: bool) -> None:
     """Refuse an annotated video's name before anything runs (see :class:`VideoOut`)."""
-    video_fourcc(path)
     if path.is_dir():
         raise SetVisionError(f"{path}: is a folder; give the video's file name")
+    video_fourcc(path)
     if path.exists() and not force:
         raise SetVisionError(f"{path}: exists; not overwritten (use --force to replace it)")
     if not path.parent.exists():
@@ -127,28 +133,30 @@ class LiveSummary:
 
 
 def draw_live(image: npt.NDArray[np.uint8], table: LiveTable) -> npt.NDArray[np.uint8]:
-    """An annotated copy of a frame: each card outlined and labelled with its track id, each
-    SET in its colour, the legend, and an orange frame round the picture while a hand is over
-    the table. ``image``: (H, W, 3) uint8 BGR (not modified)."""
+    """An annotated copy of a frame: each card seen on it outlined and labelled with its track
+    id (a card under a hand, or lifted, is not drawn), each SET in its colour, the legend, and an
+    orange frame round the picture while a hand is over the table. ``image``: (H, W, 3) uint8
+    BGR (not modified)."""
     h, w = image.shape[:2]
-    n = len(table.cards)
-    position = {c.id: i for i, c in enumerate(table.cards)}
-    confidences = np.array([c.confidence for c in table.cards], np.float32)
+    cards = [c for c in table.cards if c.seen]
+    n = len(cards)
+    position = {c.id: i for i, c in enumerate(cards)}
     as_table = Table(
         width=w,
         height=h,
-        cards=tuple(c.card for c in table.cards),
-        corners=np.array([c.corners for c in table.cards], np.float32).reshape(n, 4, 2),
+        cards=tuple(c.card for c in cards),
+        corners=np.array([c.corners for c in cards], np.float32).reshape(n, 4, 2),
         scores=np.ones(n, np.float32),
         partial=np.zeros(n, bool),
-        confidences=confidences,
+        confidences=np.array([c.confidence for c in cards], np.float32),
         probabilities=np.zeros((n, 4, 3), np.float32),
         model_probabilities=np.zeros((n, 4, 3), np.float32),
-        uncertain=np.array([c.uncertain for c in table.cards], bool),
+        uncertain=np.array([c.uncertain for c in cards], bool),
         duplicates=np.zeros(n, bool),
         sets=tuple(tuple(position[i] for i in s) for s in table.sets),  # type: ignore[misc]
     )
-    out = draw_table(image, as_table, numbers=[c.id for c in table.cards])
+    out = draw_table(image, as_table, numbers=[c.id for c in cards],
+                     no_set_advice=not table.hand)  # fmt: skip
     if table.hand:
         edge = max(2, round(max(h, w) / 300))
         cv2.rectangle(out, (0, 0), (w - 1, h - 1), HAND_COLOUR, edge)

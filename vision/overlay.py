@@ -206,6 +206,7 @@ def draw_table(
     copy: bool = True,
     legend_beside: bool = False,
     numbers: Sequence[int] | None = None,
+    no_set_advice: bool = True,
 ) -> npt.NDArray[np.uint8]:
     """An annotated copy of ``frame`` showing the table's cards, labels, SETs and a legend.
 
@@ -295,7 +296,8 @@ def draw_table(
         placed.append(box)
         _text_box(out, label, box, scale, thick, colour)
 
-    return _legend(out, table, palette, unit, beside=legend_beside, tags=tags)
+    return _legend(out, table, palette, unit, beside=legend_beside, tags=tags,
+                   advice=no_set_advice)  # fmt: skip
 
 
 def _legend(
@@ -306,6 +308,7 @@ def _legend(
     *,
     beside: bool,
     tags: list[int],
+    advice: bool = True,
 ) -> npt.NDArray[np.uint8]:
     scale = max(0.35, 0.6 * unit)
     thick = max(1, round(1.5 * unit))
@@ -313,8 +316,8 @@ def _legend(
     if n == 0:
         lines = [("no cards found", (255, 255, 255))]
     elif not table.sets:
-        advice = ": deal 3 more cards" if n >= SMALLEST_TABLE else ""  # vision.rules
-        lines = [(f"{_cards(n)}, no SET{advice}", (255, 255, 255))]
+        deal = ": deal 3 more cards" if advice and n >= SMALLEST_TABLE else ""  # vision.rules
+        lines = [(f"{_cards(n)}, no SET{deal}", (255, 255, 255))]
     else:
         s = len(table.sets)
         lines = [(f"{_cards(n)}, {s} SET{'s' if s != 1 else ''}", (255, 255, 255))]

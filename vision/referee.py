@@ -140,6 +140,9 @@ def parse_players(text: str | None) -> dict[str, str]:
         side = side.strip().lower()
         if not sep or not name.strip():
             raise ValueError(f"--players: expected NAME:SIDE, got {item.strip()!r}")
+        if any(ch in name for ch in ":;"):
+            raise ValueError(f"--players: {item.strip()!r}: a name cannot hold ':' or ';' "
+                             "(separate players with commas: Ann:bottom,Bob:left)")  # fmt: skip
         if side not in SIDES:
             raise ValueError(f"--players: {side!r} is not a side; the sides are "
                              f"{', '.join(SIDES)}")  # fmt: skip
@@ -337,7 +340,12 @@ class Referee:
         try:
             self.game.deal(cards)
         except IllegalMove:
-            self.game.deal(cards, despite_rules=True)
+            try:
+                self.game.deal(cards, despite_rules=True)
+            except IllegalMove as error:  # a card not in this deck (the variant's, or misread)
+                self._started = False
+                self._warn(f"the opening deal cannot be this deck's: {error}", cards, side)
+                return
             self._warn(f"the opening deal is {size} cards; {len(cards)} were dealt", cards, side)
         self._emit("deal", tuple(cards), side, None, f"{len(cards)} cards dealt")
 
@@ -351,7 +359,15 @@ class Referee:
 
     def _claim(self, cards: list[Card], side: str | None, player: str | None,
                *, put_back: bool) -> None:  # fmt: skip
-        name = player or self.game.players[0]
+        if player is None:  # no hand seen, or a side nobody plays from: nobody scores
+            where = f"the {side} side, where nobody plays" if side else "no side seen"
+            kind = "taken" if not put_back else "lifted and put back"
+            self._warn(f"three cards {kind} from {where} ({_text(cards)}): not scored; name the "
+                       "players of every side with --players", cards, side)  # fmt: skip
+            if not put_back:
+                self._not_back = ()  # the table as it is: they are gone
+            return
+        name = player
         try:
             made = self.game.claim(name, cards)
         except IllegalMove as error:
@@ -420,9 +436,11 @@ class Referee:
 
     def _standing(self) -> str:
         scores = self.game.scores
-        best = max(scores.values()) if scores else 0
-        winners = [p for p, s in scores.items() if s == best]
         table = ", ".join(f"{p} {s}" for p, s in scores.items())
+        if not any(scores.values()):
+            return f"nobody scored ({table})"
+        best = max(scores.values())
+        winners = [p for p, s in scores.items() if s == best]
         return f"{' and '.join(winners)} win{'s' if len(winners) == 1 else ''} ({table})"
 
     def _warn(self, message: str, cards: Iterable[Card], side: str | None,
@@ -453,11 +471,11 @@ class Referee:
         self._check_resumed = self._started
 
     def undone(self, previous: Referee) -> None:
-        """Carry the table as it really is over from ``previous`` (this referee was rebuilt
-        from the journal without its last event)."""
-        self._table.cards = dict(previous._table.cards)
-        self._not_back = previous._not_back
+        """This referee was rebuilt from the journal without ``previous``'s last event: the
+        next settled table is checked against the game as it now stands, as after a resume
+        (cards dealt since are taken as a deal; anything else is said in a warning)."""
         self._frame, self._time = previous._frame, previous._time
+        self._check_resumed = self._started
 
     @property
     def deck_left(self) -> int:
@@ -499,7 +517,7 @@ def referee_from_journal(lines: Iterable[str], **options: Any) -> Referee:
             if kept:
                 kept.pop()
             continue
-        if kind == "start":  # the journal's first line: the game's set-up (options)
+        if kind in ("start", "resume"):  # the set-up (options); where a run continued
             continue
         if kind not in EVENT_TYPES:
             raise ValueError(f"journal line {number}: unknown event type {kind!r}")

@@ -4,7 +4,8 @@ fed to the referee (:mod:`vision.referee`), every event written as it happens to
 view with a scoreboard.
 
 The journal's first line is the game's set-up (``{"type": "start", "players", "penalty",
-"variant"}``), then one line per event; ``undo`` lines take back the event before them.
+"variant"}``), then one line per event; ``undo`` lines take back the event before them, and
+a ``resume`` line marks where a run continued the game.
 :func:`open_journal` starts one or continues one (``--resume``); :func:`undo_last` is
 ``setvision referee undo JOURNAL``.
 """
@@ -53,6 +54,11 @@ class Journal:
                 "name another with --journal"
             ) from None
 
+    def write_raw(self, text: str) -> None:
+        self._file.write(text)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
     def write(self, entry: dict[str, Any]) -> None:
         self._file.write(json.dumps(entry, separators=(",", ":")) + "\n")
         self._file.flush()
@@ -63,10 +69,19 @@ class Journal:
 
 
 def _journal_lines(path: Path) -> list[str]:
+    """The journal's lines, less a last line cut short (a crash while it was written: every
+    line is flushed whole, so only the last can be torn, and it was never acted on)."""
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SetVisionError(f"{path}: not a referee journal (not text)") from None
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        try:
+            json.loads(lines[-1])
+        except json.JSONDecodeError:
+            lines.pop()
+    return lines
 
 
 def open_journal(
@@ -92,7 +107,15 @@ def open_journal(
         referee = referee_from_journal(lines, **setup)
     except ValueError as error:
         raise SetVisionError(f"{path}: {error}") from None
-    return Journal(path, resume=True), referee
+    if referee.game.over or any(e.type == "game_over" for e in referee.events):
+        raise SetVisionError(f"{path}: that game is over (its journal ends with game_over); "
+                             "start a new one, or take the end back with setvision referee "
+                             "undo")  # fmt: skip
+    journal = Journal(path, resume=True)
+    if not path.read_text(encoding="utf-8").endswith("\n"):
+        journal.write_raw("\n")  # after a torn last line: the next line starts whole
+    journal.write({"type": "resume", "message": "the referee continued this game"})
+    return journal, referee
 
 
 def _setup(lines: list[str], path: Path) -> dict[str, Any]:
@@ -177,6 +200,7 @@ def run_referee(
     view: View | None = None,
     controls: Controls | None = None,
     on_event: Callable[[RefereeEvent], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
     **options: Any,
 ) -> RefereeSummary:
     """Referee the game ``source`` shows until it ends (or a quit), journalling every event.
@@ -188,7 +212,7 @@ def run_referee(
         events_out: a text stream for the events too (``--events``), flushed each line.
         video, view, controls: as for :func:`~vision.live_session.run_live` (the frames carry a
             scoreboard); ``u`` in the view undoes the last event.
-        on_event: called with each event.
+        on_event: called with each event; on_note: with what else is worth saying (an undo).
         **options: passed to :func:`vision.live.follow`.
     """
     controls = controls or Controls()
@@ -210,7 +234,9 @@ def run_referee(
         state["frame"] = live
         if controls.undo:
             controls.undo = False
-            _undo_in_run(state, journal)
+            said = _undo_in_run(state, journal)
+            if on_note is not None:
+                on_note(said)
         obs = watcher.update(live)
         if obs is not None:
             emit(state["referee"].observe(obs))
@@ -229,15 +255,16 @@ def run_referee(
     return RefereeSummary(summary, state["referee"])
 
 
-def _undo_in_run(state: dict[str, Any], journal: Journal) -> None:
-    """The view's undo key: the last event taken back, the game rebuilt from the journal."""
+def _undo_in_run(state: dict[str, Any], journal: Journal) -> str:
+    """The view's undo key: the last event taken back, the game rebuilt from the journal (the
+    next settled table is checked against it). Returns what was done, to say."""
     previous: Referee = state["referee"]
     moves = [e for e in previous.events if e.type != "warning"]
     if not moves:
-        return
+        return "undo: nothing to take back"
     journal.write({"type": "undo", "message": f"took back: {moves[-1].message}"})
     lines = _journal_lines(journal.path)
     rebuilt = referee_from_journal(lines, **_setup(lines, journal.path))
-    rebuilt._check_resumed = False  # the table in view is the one being followed
     rebuilt.undone(previous)
     state["referee"], state["last"] = rebuilt, f"took back: {moves[-1].message}"
+    return f"undo: took back: {moves[-1].message}"

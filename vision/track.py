@@ -71,6 +71,12 @@ UNSEEN_DROP_S: Final = 0.6
 #: is dropped: lifted, as the hand goes back with a SET (6 frames at 30 fps, so one frame's
 #: glare or blur does not drop a card).
 BARE_DROP_S: Final = 0.2
+#: A card surely read (probability of its reading at least OTHER_CARD_SURE) as another card
+#: than the one shown on this many still reads in a row is another card: one bad read does
+#: not make it so (one-frame misreads are rarely sure, and never twice in a row on the
+#: rendered games).
+OTHER_CARD_READS: Final = 2
+OTHER_CARD_SURE: Final = 0.8
 #: Still reads that miss a card, and outnumber those that found it, before it is taken for a
 #: false find (the detector's half of a card, read once, still looks like itself): 0.6 s.
 FALSE_FIND_MISSES: Final = 3
@@ -156,6 +162,7 @@ class _Track:
     unseen_since: float | None = None
     bare_since: float | None = None
     hits: int = 0  # settled reads that found it
+    disagree: int = 0  # still reads in a row surely read as another card
     misses: int = 0  # settled reads that did not
 
 
@@ -256,6 +263,8 @@ class CardTracker:
         for track in sorted(self._tracks, key=lambda t: not t.confirmed):
             if not free:
                 break
+            if read.settled and not hand and not track.seen:
+                continue  # no longer looks like itself on a still table: another card now
             centre = track.corners.mean(axis=0)
             width = _card_width(track.corners)
             dists = [float(np.linalg.norm(read.corners[i].mean(axis=0) - centre)) for i in free]
@@ -332,7 +341,26 @@ class CardTracker:
             track.corners = new.copy()
         if read.settled and not hand:
             track.hits += 1
-            track.logs.append(_logs(read.probabilities[i]))
+            probs = read.probabilities[i]
+            read_as = Card.from_positions([int(v) for v in np.argmax(probs, axis=1)])
+            sure = float(np.prod(np.max(probs, axis=1))) >= OTHER_CARD_SURE
+            # judged against its own reads (not the table's decoding, which may give it another
+            # identity than its reads' best, for one deck)
+            # its reads before the disagreeing ones in a row began
+            before = list(track.logs)[: len(track.logs) - track.disagree]
+            own = (Card.from_positions([int(v) for v in np.argmax(np.mean(np.stack(before),
+                   axis=0), axis=1)]) if before else None)  # fmt: skip
+            track.disagree = track.disagree + 1 if (
+                own is not None and read_as != own and sure) else 0  # fmt: skip
+            if track.disagree >= OTHER_CARD_READS:
+                # Read surely as another card on still reads in a row: another card lies
+                # there now (the camera turned to another table, a card swapped without a
+                # hand seen). A new card, a new id; not the old id with a new reading.
+                track.id, self._next_id = self._next_id, self._next_id + 1
+                track.logs.clear()
+                track.shown = track.pending = None
+                track.disagree = 0
+            track.logs.append(_logs(probs))
             track.template = _template(read.grey, read.read_corners[i] / self.scale)
             track.seen = self._looks_alike(grey, track)
             if track.seen:

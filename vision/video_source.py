@@ -105,7 +105,8 @@ class _VideoFile(FrameSource):
             self._cap.release()
             raise SetVisionError(f"{path}: not a video OpenCV can read (or it has no frames)")
         own = float(self._cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        self.fps = fps or (own if math.isfinite(own) and 0 < own <= 1000 else DEFAULT_FPS)
+        # --fps only for a video that does not say its own rate
+        self.fps = own if math.isfinite(own) and 0 < own <= 1000 else (fps or DEFAULT_FPS)
         self.size = (first.shape[1], first.shape[0])
         if first.shape[0] * first.shape[1] > MAX_PIXELS:
             self._cap.release()
