@@ -126,6 +126,8 @@ def live_command(
     from vision.live_view import Controls, View, WebView, WindowView, has_highgui
     from vision.video_source import open_source
 
+    if no_window and view.strip().lower() not in ("auto", "none"):
+        raise SetVisionError(f"--no-window and --view {view} ask for two things; give one")
     kind = "none" if no_window else view.strip().lower()
     if kind not in _VIEWS:
         raise typer.BadParameter(f"{view!r}: expected one of {', '.join(_VIEWS)}",

@@ -154,6 +154,8 @@ def referee_command(
     seats = parse_players(players)
     if rule is Penalty.SIT_OUT and len(set(seats.values())) < 2:
         raise SetVisionError("--penalty sit-out needs two players or more")
+    if no_window and view.strip().lower() not in ("auto", "none"):
+        raise SetVisionError(f"--no-window and --view {view} ask for two things; give one")
     shown = "none" if no_window else view
     _run(source, seats, rule, deck, events=events, journal=journal, resume=resume, out=out,
          force=force, view=shown, port=port, fps=fps, model=model)  # fmt: skip

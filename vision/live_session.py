@@ -206,6 +206,7 @@ def run_live(
     last: LiveTable | None = None
     shown_key: tuple[Any, ...] | None = None
     ended = "end"
+    last_index = -1
     start = time.perf_counter()
     try:
         for live in follow(source.frames(), classifier, realtime=source.live, **options):
@@ -217,7 +218,11 @@ def run_live(
             if decorate is not None and annotated is not None:
                 decorate(annotated, live)
             if video is not None and annotated is not None:
-                video.write(annotated)
+                # A camera's frames skipped to keep up are filled with this one, so the video
+                # keeps the camera's pace (it played fast before).
+                for _ in range(max(1, live.index - last_index) if source.live else 1):
+                    video.write(annotated)
+            last_index = live.index
             state = live_json(live)
             if json_out is not None:
                 json_out.write(json.dumps(state, separators=(",", ":")) + "\n")
