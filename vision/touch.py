@@ -190,10 +190,10 @@ def _hand_mask(
     least: float,
     recent: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
-    """The changed patches of ``least`` pixels or more that touch the picture's edge, or the
-    edge of the part the reference saw and moved lately (``recent``: cards put down next to
-    that edge, which a drifting camera makes, are still; a hand coming in there is not):
-    (h, w) bool."""
+    """The changed patches of ``least`` pixels or more that touch the picture's edge (or the
+    edge of the part the reference saw) and moved lately (``recent``): a hand comes in from
+    outside the picture and moves; cards put down near the edge, or a table that fills the
+    picture, touch it too but lie still once the hand has gone. (h, w) bool."""
     n, labels, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
     big = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= least]
     if not big:
@@ -206,5 +206,5 @@ def _hand_mask(
     unseen = cv2.dilate((valid == 0).astype(np.uint8), np.ones((2 * near + 1,) * 2))
     at_unseen = set(np.unique(labels[(unseen > 0) & (changed > 0)]).tolist())
     moved = set(np.unique(labels[recent & (changed > 0)]).tolist())
-    arms = (touching | (at_unseen & moved)) & set(big)
+    arms = (touching | at_unseen) & moved & set(big)
     return np.isin(labels, sorted(arms))
