@@ -224,7 +224,12 @@ def score_handheld(photo: Any, seed: int, classifier: Any) -> dict[str, Any]:
             d = np.linalg.norm(centres - c.corners.mean(axis=0), axis=1)
             k = int(np.argmin(d))
             stats["shown"] += 1
-            if d[k] < SAME_PLACE * width[k]:
+            # at a true card's place, or lying on one (a card half out of the picture is shown
+            # as its part in view, its centre off the whole card's)
+            under = [j for j, q in enumerate(f.corners) if _lies_on(c.corners.mean(axis=0), q)]
+            if d[k] >= SAME_PLACE * width[k] and under:
+                k = under[0]
+            if d[k] < SAME_PLACE * width[k] or under:
                 stats["on_table"] += 1
                 shown_at.add(k)
                 card = c.card
@@ -237,6 +242,13 @@ def score_handheld(photo: Any, seed: int, classifier: Any) -> dict[str, Any]:
             stats["visible"] += int(f.in_view.sum())
             stats["visible_shown"] += len(shown_at & set(np.flatnonzero(f.in_view).tolist()))
     return stats
+
+
+def _lies_on(point: np.ndarray, quad: np.ndarray) -> bool:
+    import cv2
+
+    return cv2.pointPolygonTest(quad.reshape(-1, 1, 2).astype(np.float32),
+                                (float(point[0]), float(point[1])), False) > 0  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -82,6 +82,7 @@ class _Pending:
     grey: npt.NDArray[np.uint8]
     settled: bool
     since: npt.NDArray[np.float64]  # read frame -> current frame, full-frame pixels
+    hand: bool = False
 
 
 def follow(
@@ -165,7 +166,7 @@ def follow(
                 elif last:  # a one-frame video: read it now
                     still = not (seen.hand or seen.moving)
                     pending = _Pending(pool.submit(read, image), frame.time_s, grey,
-                                       settled=still, since=np.eye(3))  # fmt: skip
+                                       settled=still, since=np.eye(3), hand=seen.hand)  # fmt: skip
                 if pending is not None:
                     due = frame.time_s - pending.time_s >= read_every_s - 1e-6
                     if pending.future.done() if realtime else (due or last):
@@ -177,7 +178,7 @@ def follow(
                 if pending is None and not last and not math.isnan(frame.time_s):
                     pending = _Pending(
                         pool.submit(read, image), frame.time_s, grey,
-                        settled=not (seen.hand or seen.moving), since=np.eye(3),
+                        settled=not (seen.hand or seen.moving), since=np.eye(3), hand=seen.hand,
                     )  # fmt: skip
                 yield LiveFrame(frame.index, frame.time_s, image, table, seen, arrived is not None)
                 if realtime:
@@ -198,7 +199,7 @@ def _arrived(pending: _Pending, result: tuple[np.ndarray, np.ndarray]) -> Read:
         else corners
     )
     return Read(carried, np.asarray(probabilities, np.float32), pending.grey, corners,
-                pending.settled)  # fmt: skip
+                pending.settled, pending.hand)  # fmt: skip
 
 
 def live_json(frame: LiveFrame) -> dict[str, Any]:

@@ -86,8 +86,8 @@ REMEMBER_S: Final = 30.0
 #: Pixels (of the arm mask) by which the arm is widened when asking whether it covers a card:
 #: a hand's shadow and the fingers' edge.
 ARM_MARGIN_PX: Final = 4
-#: A read taken while a hand was in view or things moved moves a card's corners only by less
-#: than this share of its width (a pushed card); more is a card merged with a hand.
+#: A read taken while a hand was in view moves a card's corners only by less than this share of
+#: its width (a pushed card); more is a card merged with a hand.
 UNSETTLED_MOVE_SHARE: Final = 0.25
 
 
@@ -102,6 +102,8 @@ class Read:
         grey: (h, w) uint8 grey copy of the frame read (:func:`vision.motion.small_grey`).
         read_corners: (N, 4, 2) float32 the same corners in the frame read, full-frame pixels.
         settled: the frame read had no hand in view and no motion.
+        hand: the frame read had a hand in view (a read of a moving camera with no hand may
+            move cards as far as it finds them: only a hand can merge with a card).
     """
 
     corners: npt.NDArray[np.float32]
@@ -109,6 +111,7 @@ class Read:
     grey: npt.NDArray[np.uint8]
     read_corners: npt.NDArray[np.float32]
     settled: bool
+    hand: bool = False
 
 
 @dataclass(frozen=True)
@@ -337,7 +340,8 @@ class CardTracker:
             track.shown = track.pending = None
         if moved < STEADY_PX:
             track.corners = (1 - STEADY_BLEND) * track.corners + STEADY_BLEND * new
-        elif read.settled or moved < UNSETTLED_MOVE_SHARE * _card_width(track.corners):
+        elif (read.settled or not read.hand
+              or moved < UNSETTLED_MOVE_SHARE * _card_width(track.corners)):  # fmt: skip
             track.corners = new.copy()
         if read.settled and not hand:
             track.hits += 1
