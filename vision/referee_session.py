@@ -101,12 +101,7 @@ def open_journal(
         return journal, Referee(players, penalty=penalty, variant=variant)
     if not path.is_file():
         raise SetVisionError(f"{path}: no such journal to resume")
-    lines = _journal_lines(path)
-    setup = _setup(lines, path)
-    try:
-        referee = referee_from_journal(lines, **setup)
-    except ValueError as error:
-        raise SetVisionError(f"{path}: {error}") from None
+    referee = _rebuilt(path)
     if referee.game.over or any(e.type == "game_over" for e in referee.events):
         raise SetVisionError(f"{path}: that game is over (its journal ends with game_over); "
                              "start a new one, or take the end back with setvision referee "
@@ -116,6 +111,19 @@ def open_journal(
         journal.write_raw("\n")  # after a torn last line: the next line starts whole
     journal.write({"type": "resume", "message": "the referee continued this game"})
     return journal, referee
+
+
+def _rebuilt(path: Path) -> Referee:
+    """The referee of the journal at ``path``, its set-up read from its first line.
+
+    Raises:
+        SetVisionError: not a journal, or one the rules refuse (the line said).
+    """
+    lines = _journal_lines(path)
+    try:
+        return referee_from_journal(lines, **_setup(lines, path))
+    except ValueError as error:
+        raise SetVisionError(f"{path}: {error}") from None
 
 
 def _setup(lines: list[str], path: Path) -> dict[str, Any]:
@@ -140,12 +148,7 @@ def undo_last(path: Path) -> RefereeEvent | None:
     """
     if not path.is_file():
         raise SetVisionError(f"{path}: no such journal")
-    lines = _journal_lines(path)
-    setup = _setup(lines, path)
-    try:
-        before = referee_from_journal(lines, **setup)
-    except ValueError as error:
-        raise SetVisionError(f"{path}: {error}") from None
+    before = _rebuilt(path)
     moves = [e for e in before.events if e.type != "warning"]
     if not moves:
         return None
@@ -263,8 +266,7 @@ def _undo_in_run(state: dict[str, Any], journal: Journal) -> str:
     if not moves:
         return "undo: nothing to take back"
     journal.write({"type": "undo", "message": f"took back: {moves[-1].message}"})
-    lines = _journal_lines(journal.path)
-    rebuilt = referee_from_journal(lines, **_setup(lines, journal.path))
+    rebuilt = _rebuilt(journal.path)
     rebuilt.undone(previous)
     state["referee"], state["last"] = rebuilt, f"took back: {moves[-1].message}"
     return f"undo: took back: {moves[-1].message}"
