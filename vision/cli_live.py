@@ -14,15 +14,24 @@ from typing import IO, Annotated, Any
 import typer
 
 from vision.cli_errors import say_err, user_errors
-from vision.cli_outputs import distinct_outputs, json_target, terminated_as_exit
+from vision.cli_outputs import (
+    ForceOption,
+    FpsOption,
+    ModelOption,
+    NoWindowOption,
+    PortOption,
+    ViewOption,
+    distinct_outputs,
+    json_target,
+    terminated_as_exit,
+    view_kind,
+)
 from vision.cli_photo import probability_option
 from vision.errors import SetVisionError
 from vision.live_view import DEFAULT_PORT
 from vision.settings import UNCERTAIN_BELOW
 
 __all__ = ["live_command"]
-
-_VIEWS = ("auto", "web", "window", "none")
 
 
 @user_errors
@@ -55,40 +64,11 @@ def live_command(
             "hand.",
         ),  # fmt: skip
     ] = None,
-    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite existing files.")] = False,
-    view: Annotated[
-        str,
-        typer.Option(
-            "--view",
-            metavar="KIND",
-            help="How to show the overlay: 'web' (a page on this machine, the "
-            "default with the headless OpenCV), 'window' (needs the full OpenCV "
-            "build), 'none', or 'auto' (a window where possible, else web).",
-        ),  # fmt: skip
-    ] = "auto",
-    no_window: Annotated[
-        bool, typer.Option("--no-window", help="Show nothing (the same as --view none).")
-    ] = False,
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port",
-            min=0,
-            max=65535,
-            metavar="N",
-            help="Port of the web view on 127.0.0.1 (0: any free one).",
-        ),  # fmt: skip
-    ] = DEFAULT_PORT,
-    fps: Annotated[
-        float | None,
-        typer.Option(
-            "--fps",
-            min=0.001,
-            metavar="F",
-            help="Frames per second of a folder of frames (default 30), or of a "
-            "source that does not say its own.",
-        ),  # fmt: skip
-    ] = None,
+    force: ForceOption = False,
+    view: ViewOption = "auto",
+    no_window: NoWindowOption = False,
+    port: PortOption = DEFAULT_PORT,
+    fps: FpsOption = None,
     save_dir: Annotated[
         Path,
         typer.Option(
@@ -108,14 +88,7 @@ def live_command(
             help="Flag cards whose reading is less likely right than this (0.9 or 90%).",
         ),  # fmt: skip
     ] = UNCERTAIN_BELOW,
-    model: Annotated[
-        Path | None,
-        typer.Option(
-            "--model",
-            metavar="FILE",
-            help="Card classifier .onnx (with its .json); default: the packaged one.",
-        ),  # fmt: skip
-    ] = None,
+    model: ModelOption = None,
 ) -> None:
     """Draw every SET on a camera, stream, video or folder of frames as it plays.
 
@@ -123,17 +96,10 @@ def live_command(
     """
     from vision.classify import CardClassifier
     from vision.live_session import VideoOut, check_video_path, run_live
-    from vision.live_view import Controls, View, WebView, WindowView, has_highgui
+    from vision.live_view import Controls, View, WebView, WindowView
     from vision.video_source import open_source
 
-    if no_window and view.strip().lower() not in ("auto", "none"):
-        raise SetVisionError(f"--no-window and --view {view} ask for two things; give one")
-    kind = "none" if no_window else view.strip().lower()
-    if kind not in _VIEWS:
-        raise typer.BadParameter(f"{view!r}: expected one of {', '.join(_VIEWS)}",
-                                 param_hint="--view")  # fmt: skip
-    if kind == "auto":
-        kind = "window" if has_highgui() else "web"
+    kind = view_kind(view, no_window)
     # Everything that can be refused is refused before the camera or the model is opened.
     if out is not None:
         check_video_path(out, force=force)

@@ -16,13 +16,22 @@ from typing import IO, Annotated, Any
 import typer
 
 from vision.cli_errors import say_err, user_errors
-from vision.cli_outputs import distinct_outputs, json_target, terminated_as_exit
+from vision.cli_outputs import (
+    ForceOption,
+    FpsOption,
+    ModelOption,
+    NoWindowOption,
+    PortOption,
+    ViewOption,
+    distinct_outputs,
+    json_target,
+    terminated_as_exit,
+    view_kind,
+)
 from vision.errors import SetVisionError
 from vision.live_view import DEFAULT_PORT
 
 __all__ = ["referee_command"]
-
-_VIEWS = ("auto", "web", "window", "none")
 
 
 @user_errors
@@ -99,25 +108,12 @@ def referee_command(
             help="Write the annotated video (with the scoreboard) here.",
         ),  # fmt: skip
     ] = None,
-    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite existing files.")] = False,
-    view: Annotated[
-        str,
-        typer.Option(
-            "--view", metavar="KIND", help="web, window, none or auto (as setvision live)."
-        ),  # fmt: skip
-    ] = "auto",
-    no_window: Annotated[bool, typer.Option("--no-window", help="Show nothing.")] = False,
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, metavar="N", help="Web view's port.")
-    ] = DEFAULT_PORT,
-    fps: Annotated[
-        float | None,
-        typer.Option("--fps", min=0.001, metavar="F", help="Frame rate of a folder of frames."),
-    ] = None,
-    model: Annotated[
-        Path | None,
-        typer.Option("--model", metavar="FILE", help="Card classifier .onnx (with its .json)."),
-    ] = None,
+    force: ForceOption = False,
+    view: ViewOption = "auto",
+    no_window: NoWindowOption = False,
+    port: PortOption = DEFAULT_PORT,
+    fps: FpsOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Referee a game of SET through a camera: takes, wrong claims, refills, extra deals, scores.
 
@@ -154,9 +150,7 @@ def referee_command(
     seats = parse_players(players)
     if rule is Penalty.SIT_OUT and len(set(seats.values())) < 2:
         raise SetVisionError("--penalty sit-out needs two players or more")
-    if no_window and view.strip().lower() not in ("auto", "none"):
-        raise SetVisionError(f"--no-window and --view {view} ask for two things; give one")
-    shown = "none" if no_window else view
+    shown = view_kind(view, no_window)
     _run(source, seats, rule, deck, events=events, journal=journal, resume=resume, out=out,
          force=force, view=shown, port=port, fps=fps, model=model)  # fmt: skip
 
@@ -166,15 +160,11 @@ def _run(source: str, seats: dict[str, str], rule: Any, deck: Any, *, events: st
          port: int, fps: float | None, model: Path | None) -> None:  # fmt: skip
     from vision.classify import CardClassifier
     from vision.live_session import VideoOut, check_video_path
-    from vision.live_view import Controls, View, WebView, WindowView, has_highgui
+    from vision.live_view import Controls, View, WebView, WindowView
     from vision.referee_session import open_journal, run_referee
     from vision.video_source import open_source
 
-    kind = view.strip().lower()
-    if kind not in _VIEWS:
-        raise SetVisionError(f"--view {view!r}: expected one of {', '.join(_VIEWS)}")
-    if kind == "auto":
-        kind = "window" if has_highgui() else "web"
+    kind = view
     if resume is not None and journal is not None and journal != resume:
         raise SetVisionError("--journal and --resume name two files: --resume continues its own")
     if out is not None:
