@@ -154,8 +154,9 @@ def test_bad_sources_and_outputs_are_one_line(
     assert len(err) == 1 and words in err[0], err
 
 
-@pytest.mark.slow
-def test_ctrl_c_writes_a_playable_video(frames_dir: Path, tmp_path: Path) -> None:
+def _stopped_mid_run(frames_dir: Path, tmp_path: Path, sig: int) -> tuple[int, bytes, Path]:
+    """Run live on the frames with --out and --json, send ``sig`` once lines are coming, and
+    return the exit code, stderr and the video's path."""
     out, js = tmp_path / "cut.mp4", tmp_path / "cut.jsonl"
     proc = subprocess.Popen(
         [*ENTRY, "live", str(frames_dir), "--no-window", "--fps", "10", "--out", str(out),
@@ -165,13 +166,22 @@ def test_ctrl_c_writes_a_playable_video(frames_dir: Path, tmp_path: Path) -> Non
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not js.exists() or len(js.read_bytes()) < 200):
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == EXIT_INTERRUPTED, err
+    return proc.returncode, err, out
+
+
+def _plays(video: Path) -> bool:
+    ok, image = cv2.VideoCapture(str(video)).read()
+    return bool(ok) and (image.shape[1], image.shape[0]) == SIZE
+
+
+@pytest.mark.slow
+def test_ctrl_c_writes_a_playable_video(frames_dir: Path, tmp_path: Path) -> None:
+    code, err, out = _stopped_mid_run(frames_dir, tmp_path, signal.SIGINT)
+    assert code == EXIT_INTERRUPTED, err
     assert err.decode().strip().splitlines() == ["setvision: error: interrupted"]
-    cap = cv2.VideoCapture(str(out))
-    ok, image = cap.read()
-    assert ok and (image.shape[1], image.shape[0]) == SIZE
+    assert _plays(out)
 
 
 def test_the_web_view_serves_the_page_frames_and_controls() -> None:
@@ -201,20 +211,9 @@ def test_the_web_view_serves_the_page_frames_and_controls() -> None:
 def test_sigterm_writes_a_playable_video_too(frames_dir: Path, tmp_path: Path) -> None:
     # `timeout 60 setvision live 0 --out x.mp4` is how one records a minute: SIGTERM lost the
     # whole video (a new user's trial).
-    out, js = tmp_path / "term.mp4", tmp_path / "term.jsonl"
-    proc = subprocess.Popen(
-        [*ENTRY, "live", str(frames_dir), "--no-window", "--fps", "10", "--out", str(out),
-         "--json", str(js)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not js.exists() or len(js.read_bytes()) < 200):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 143
-    ok, image = cv2.VideoCapture(str(out)).read()
-    assert ok and (image.shape[1], image.shape[0]) == SIZE
+    code, err, out = _stopped_mid_run(frames_dir, tmp_path, signal.SIGTERM)
+    assert code == 143, err
+    assert _plays(out)
     assert not list(tmp_path.glob(".*partial*"))
 
 

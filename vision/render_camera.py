@@ -268,7 +268,7 @@ def apply_effects(
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         ramp = np.clip(np.cos(ang) * xx / w + np.sin(ang) * yy / h + 0.5, 0, 1)
         img *= ((1.0 - shadow * mask) * (1.0 - 0.5 * shadow * ramp))[:, :, None]
-    gains = np.array([1 - warm, 1 - 0.3 * warm, 1 + 0.25 * warm], np.float32) * exposure
+    gains = light_gains(warm, exposure)
     img *= gains
     if blur > 0:
         img = cv2.GaussianBlur(img, (0, 0), blur * unit)
@@ -277,6 +277,12 @@ def apply_effects(
     if noise > 0:
         img += _noise_tile(rng, h, w) * np.float32(noise)
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def light_gains(warm: float, exposure: float = 1.0) -> npt.NDArray[np.float32]:
+    """(3,) float32 BGR gains of a light: a tungsten cast ``warm`` 0..1 (blue x ``1 - warm``,
+    green x ``1 - 0.3 warm``, red x ``1 + warm / 4``) and an ``exposure`` on every channel."""
+    return np.array([1 - warm, 1 - 0.3 * warm, 1 + 0.25 * warm], np.float32) * np.float32(exposure)
 
 
 _NOISE_TILE: npt.NDArray[np.float32] | None = None

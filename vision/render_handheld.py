@@ -19,6 +19,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from vision.render_camera import light_gains
+
 __all__ = ["HandheldFrame", "HandheldVideo"]
 
 #: Exposure time of a phone's video frame in dim indoor light, seconds (1/60 s at 30 fps).
@@ -151,7 +153,7 @@ class HandheldVideo:
             if blur >= 1.5:
                 image = _motion_blur(image, shift)
             lit = image.astype(np.float32)
-            lit *= np.array([1 - self.warm, 1 - 0.3 * self.warm, 1 + 0.25 * self.warm], np.float32)
+            lit *= light_gains(self.warm)
             if self.noise > 0:
                 lit += rng.normal(0, self.noise, lit.shape).astype(np.float32)
             image = np.clip(lit, 0, 255).astype(np.uint8)

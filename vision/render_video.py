@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from vision.cards import Card, full_deck
 from vision.render_background import make_background
+from vision.render_camera import light_gains
 from vision.render_card import card_size_for_width, render_card_and_mask, sample_style
 from vision.render_scene import _apply_h, _camera_homography, _composite, _quad, canonical_corners
 from vision.rules import find_sets
@@ -173,7 +174,7 @@ class GameVideo:
         self.size = (int(size[0]), int(size[1]))
         self.fps = float(fps)
         self.noise = float(noise)
-        self.gains = np.array([1 - warm, 1 - 0.3 * warm, 1 + 0.25 * warm], np.float32) * exposure
+        self.gains = light_gains(warm, exposure)
         self.drift_px = float(drift_px)
         self._slots = _slot_quads()
         self.steps, self._cards, self._on = _timeline(script, reach_s, hold_s, settle_s)
