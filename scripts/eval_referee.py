@@ -5,14 +5,21 @@ the live tracker and refereed exactly as ``setvision referee VIDEO`` does.
 Every step of a video's script is an event that happened: the opening ``deal``, each ``take``,
 ``wrong_claim`` (lifted and put back), and each ``add`` (a ``refill`` after a take left fewer
 than 12, else ``deal_extra``); the end of the video is the players stopping (``game_over``).
-An event is found when the referee gives one of the same type with the same cards within
-``--within`` seconds after the step's hand left the picture. Reported: recall, precision (events
-the referee gave that did not happen; ``warning`` lines are counted apart), the side right on
-takes and wrong claims, final scores exact, and the delays.
+An event is found when the referee gives one of the same type with the same cards from the
+step's first act to ``--within`` seconds after its hand left the picture (a claim's cards
+carried out of the picture may be called as soon as the table settles without them).
+Reported: recall, precision (events the referee gave that did not happen; ``warning`` lines
+are counted apart), the side right on takes and wrong claims, final scores exact, and the
+delays after the hand left.
 
 Usage::
 
-    nice .venv/bin/python scripts/eval_referee.py [--videos N] [--seed S] [--breaks]
+    nice .venv/bin/python scripts/eval_referee.py [--videos N] [--one-by-one N] [--seed S]
+        [--breaks] [--full]
+
+``--one-by-one N`` adds N games whose hands pick a take's or claim's cards one at a time and
+carry them out of the picture, a wrong claim's cards shown off the picture for 1.5 s and then
+put back (``GameVideo(one_by_one=True)``), two wrong claims each.
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ def truth_events(video: GameVideo, cards: dict[int, Card]) -> list[dict[str, Any
             kind = "refill" if table < 12 else "deal_extra"
             table += len(step.ids)
         out.append({"type": kind, "cards": frozenset(cards[i] for i in step.ids),
-                    "side": step.side, "time_s": step.end_s})  # fmt: skip
+                    "side": step.side, "time_s": step.end_s, "from_s": step.act_s})  # fmt: skip
     return out
 
 
@@ -121,8 +128,8 @@ def match(truth: list[dict[str, Any]], events: list[RefereeEvent], within: float
         for k, e in enumerate(given):
             if k in used or e.type != t["type"] or frozenset(e.cards) != t["cards"]:
                 continue
-            if 0 <= e.time_s - t["time_s"] <= (GAME_OVER_WITHIN if t["type"] == "game_over"
-                                               else within):  # fmt: skip
+            bound = GAME_OVER_WITHIN if t["type"] == "game_over" else within
+            if t.get("from_s", t["time_s"]) <= e.time_s <= t["time_s"] + bound:
                 hit = k
                 break
         if hit is None:
@@ -130,7 +137,7 @@ def match(truth: list[dict[str, Any]], events: list[RefereeEvent], within: float
             continue
         used.add(hit)
         found += 1
-        delays.append(given[hit].time_s - t["time_s"])
+        delays.append(max(given[hit].time_s - t["time_s"], 0.0))
         if t["type"] in ("take", "wrong_claim"):
             sided += 1
             side_right += given[hit].side == t["side"]
@@ -144,6 +151,8 @@ def match(truth: list[dict[str, Any]], events: list[RefereeEvent], within: float
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--videos", type=at_least(0), default=4)
+    parser.add_argument("--one-by-one", type=at_least(0), default=0, dest="one_by_one",
+                        help="Also N games whose hands pick cards one at a time.")  # fmt: skip
     parser.add_argument("--seed", type=at_least(0), default=0)
     parser.add_argument("--full", action="store_true",
                         help="Also a whole game, its deck played out.")  # fmt: skip
@@ -153,32 +162,32 @@ def main(argv: list[str] | None = None) -> int:
     classifier = CardClassifier()
     totals = {"truth": 0, "found": 0, "given": 0, "sided": 0, "side_right": 0}
     delays: list[float] = []
-    for case in video_cases(args.videos, args.seed, (1280, 720)):
-        rng = np.random.default_rng(case["seed"])
-        script = game_script(rng, takes=4, wrong_claims=1)
-        video = GameVideo(script, rng, size=case["size"], background=case["background"],
-                          tilt_deg=case["tilt_deg"], drift_px=case["drift_px"],
-                          warm=case["warm"], exposure=case["exposure"])  # fmt: skip
-        s = score(video, classifier)
+    def tally(label: str, video: GameVideo, deck_out: bool = False) -> None:
+        s = score(video, classifier, deck_out=deck_out)
         for k in totals:
             totals[k] += s[k]
-        delays += s["delays"]
-        print(f"{case['background']:>10} tilt {case['tilt_deg']:4.1f}: events found "
-              f"{s['found']}/{s['truth']}, given {s['given']}, sides {s['side_right']}/"
-              f"{s['sided']}, missed {s['missed']}, extra {s['extra']}, warnings "
-              f"{len(s['warnings'])}, scores {s['scores']}", flush=True)  # fmt: skip
+        delays.extend(s["delays"])
+        print(f"{label}: events found {s['found']}/{s['truth']}, given {s['given']}, sides "
+              f"{s['side_right']}/{s['sided']}, missed {s['missed']}, extra {s['extra']}, "
+              f"warnings {len(s['warnings'])}, scores {s['scores']}", flush=True)  # fmt: skip
+
+    styles = [(args.videos, args.seed, False), (args.one_by_one, args.seed + 1, True)]
+    for n, seed, one_by_one in styles:
+        for case in video_cases(n, seed, (1280, 720)):
+            rng = np.random.default_rng(case["seed"])
+            script = game_script(rng, takes=4, wrong_claims=2 if one_by_one else 1)
+            video = GameVideo(script, rng, size=case["size"], background=case["background"],
+                              tilt_deg=case["tilt_deg"], drift_px=case["drift_px"],
+                              warm=case["warm"], exposure=case["exposure"],
+                              one_by_one=one_by_one, hold_s=1.5 if one_by_one else 0.5)  # fmt: skip
+            tally(f"{'one by one ' if one_by_one else ''}{case['background']:>10} tilt "
+                  f"{case['tilt_deg']:4.1f}", video)  # fmt: skip
     if args.full:
         rng = np.random.default_rng(args.seed + 7)
         script = game_script(rng, takes=40, wrong_claims=2)
         video = GameVideo(script, rng, size=(960, 540), fps=15.0, background="cloth",
                           tilt_deg=20)  # fmt: skip
-        s = score(video, classifier, deck_out=True)
-        for k in totals:
-            totals[k] += s[k]
-        delays += s["delays"]
-        print(f"whole game, {len(script)} steps: events found {s['found']}/{s['truth']}, given "
-              f"{s['given']}, sides {s['side_right']}/{s['sided']}, missed {s['missed']}, "
-              f"extra {s['extra']}, scores {s['scores']}", flush=True)  # fmt: skip
+        tally(f"whole game, {len(script)} steps", video, deck_out=True)
     if args.breaks:
         rng = np.random.default_rng(args.seed + 99)
         video = GameVideo(broken_script(rng), rng, background="wood", tilt_deg=15)

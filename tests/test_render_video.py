@@ -58,6 +58,27 @@ def test_a_hand_is_in_view_exactly_while_a_step_is_under_way(frames) -> None:
     assert not any(c.covered for f in shot if not f.hand for c in f.cards)
 
 
+def test_one_by_one_the_hand_picks_each_card_in_turn_and_shows_a_claim_off_the_picture() -> None:
+    video = GameVideo(SCRIPT, np.random.default_rng(3), size=(320, 180), fps=20, one_by_one=True,
+                      hold_s=1.0)  # fmt: skip
+    shot = list(video.frames())
+    _, take, _, claim = video.steps
+    at = {f.index: {c.id for c in f.cards} for f in shot}
+
+    def ids(t: float) -> set[int]:
+        return at[int(round(t * 20))]
+
+    # The take's cards leave one at a time, the first as the hand reaches it.
+    gone = [len(set(take.ids) - ids(t)) for t in np.arange(take.start_s, take.end_s, 0.05)]
+    assert gone[0] == 0 and gone[-1] == 3 and {1, 2} <= set(gone)
+    assert gone == sorted(gone)
+    # A claim's cards are shown off the picture, no hand in view, then put back together.
+    away = [f for f in shot if claim.start_s <= f.time_s < claim.end_s and not f.hand]
+    assert away and all(not set(claim.ids) & {c.id for c in f.cards} for f in away)
+    assert ids(claim.back_s + 0.05) >= set(claim.ids)
+    assert ids(claim.end_s + 0.1) == set(range(3, 15))
+
+
 def test_the_corners_are_the_drawn_cards(frames) -> None:
     _, shot = frames
     still = [f for f in shot if not f.hand and len(f.cards) == 12]

@@ -9,7 +9,10 @@ A script is a sequence of :class:`Step`; :class:`GameVideo` lays it out in time 
 
 Timeline of a step: the hand reaches in from its side (``reach_s``), acts (cards appear, or
 leave with the hand), and goes back (``reach_s``); a wrong claim holds the three cards off the
-table for ``hold_s`` and puts them back before the hand leaves. After each step the table is
+table for ``hold_s`` and puts them back before the hand leaves. With ``one_by_one`` picks the
+hand goes to each card of a take or claim in turn (``pick_s`` apart), each leaving as the hand
+reaches it, and goes out of the picture with them; a wrong claim's cards are shown off the
+picture for ``hold_s``, then brought back and put down together. After each step the table is
 still, no hand in view, for ``settle_s``. A card dealt goes to the first free slot of a grid of
 3 rows (a refill fills the places a SET left).
 """
@@ -144,6 +147,9 @@ class GameVideo:
         tilt_deg: the camera's angle from straight down.
         drift_px: how far the picture drifts (a hand-held or loosely mounted camera), pixels.
         reach_s, hold_s, settle_s: the timeline's durations (module docstring).
+        one_by_one: a take's or claim's cards are picked one at a time and carried out of the
+            picture (module docstring); else the hand lifts the three together over them.
+        pick_s: seconds from one card picked to the next (``one_by_one``).
         noise: sensor noise (standard deviation, grey levels).
         warm: tungsten cast, 0..1; exposure: gain on every channel (0.5 is a dim room), as in
             :func:`vision.render_camera.apply_effects`.
@@ -168,6 +174,8 @@ class GameVideo:
         noise: float = 2.0,
         warm: float = 0.0,
         exposure: float = 1.0,
+        one_by_one: bool = False,
+        pick_s: float = 0.35,
     ) -> None:
         if fps <= 0:
             raise ValueError(f"fps: expected > 0, got {fps}")
@@ -177,7 +185,9 @@ class GameVideo:
         self.gains = light_gains(warm, exposure)
         self.drift_px = float(drift_px)
         self._slots = _slot_quads()
-        self.steps, self._cards, self._on = _timeline(script, reach_s, hold_s, settle_s)
+        self.steps, self._cards, self._on, self._ways = _timeline(
+            script, reach_s, hold_s, settle_s, pick_s if one_by_one else None
+        )
         self.duration_s = self.steps[-1].end_s + settle_s if self.steps else settle_s
         w, h = self.size
         self._hom = _camera_homography(self._slots.reshape(-1, 2), self.size, rng, 0.0, 0.08,
@@ -281,24 +291,31 @@ class GameVideo:
                 break
         else:
             return None, None
+        ways = self._ways[timing.index]
+        n = next(i for i in range(1, len(ways)) if t < ways[i][0] or i == len(ways) - 1)
+        (t0, ids0), (t1, ids1) = ways[n - 1], ways[n]
+        if not ids0 and not ids1:
+            return None, None  # out of the picture (showing a claim's cards to the others)
         w, h = self.size
-        slots = [self._cards[i][1] for i in timing.ids]
-        target = _apply_h(hom, self._slots[slots].reshape(-1, 2)).mean(axis=0)
         outside = 40.0  # px beyond the frame edge: the arm comes from out of view
-        entry = {
-            "bottom": (target[0], h + outside),
-            "top": (target[0], -outside),
-            "left": (-outside, target[1]),
-            "right": (w + outside, target[1]),
-        }[timing.side]
-        entry = np.asarray(entry, np.float64)
-        if t < timing.act_s:
-            k = (t - timing.start_s) / max(timing.act_s - timing.start_s, 1e-6)
-        else:
-            k = 1.0 - max(t - timing.back_s, 0.0) / max(timing.end_s - timing.back_s, 1e-6)
-        k = float(np.clip(k, 0.0, 1.0))
+
+        def place(ids: tuple[int, ...], other: tuple[int, ...]) -> npt.NDArray[np.float64]:
+            slots = [self._cards[i][1] for i in (ids or other)]
+            target = _apply_h(hom, self._slots[slots].reshape(-1, 2)).mean(axis=0)
+            if ids:
+                return target
+            return np.asarray({
+                "bottom": (target[0], h + outside),
+                "top": (target[0], -outside),
+                "left": (-outside, target[1]),
+                "right": (w + outside, target[1]),
+            }[timing.side], np.float64)  # fmt: skip
+
+        entry = place((), ids1 or ids0)
+        a, b = place(ids0, ids1), place(ids1, ids0)
+        k = float(np.clip((t - t0) / max(t1 - t0, 1e-6), 0.0, 1.0))
         k = k * k * (3 - 2 * k)  # ease in and out
-        tip = entry + (target - entry) * k
+        tip = a + (b - a) * k
         card_w = float(np.linalg.norm(np.diff(_apply_h(hom, self._slots[0])[:2], axis=0)))
         half = 0.35 * card_w
         d = tip - entry
@@ -322,13 +339,22 @@ def _slot_quads() -> npt.NDArray[np.float32]:
 
 
 def _timeline(
-    script: Sequence[Step], reach_s: float, hold_s: float, settle_s: float
-) -> tuple[tuple[StepTiming, ...], dict[int, tuple[Card, int]], dict[int, list[list[float]]]]:
-    """The steps' times, the cards by id (card, slot) and each id's times on the table
-    ([start, stop) spans); checks that the table can follow the script."""
+    script: Sequence[Step], reach_s: float, hold_s: float, settle_s: float,
+    pick_s: float | None = None,
+) -> tuple[
+    tuple[StepTiming, ...],
+    dict[int, tuple[Card, int]],
+    dict[int, list[list[float]]],
+    list[list[tuple[float, tuple[int, ...]]]],
+]:  # fmt: skip
+    """The steps' times, the cards by id (card, slot), each id's times on the table ([start,
+    stop) spans) and each step's path of the hand ((time, ids of the cards the hand is over)
+    points; no ids: out of the picture); checks that the table can follow the script.
+    ``pick_s``: a take's or claim's cards are picked one at a time, this far apart."""
     timings: list[StepTiming] = []
     cards: dict[int, tuple[Card, int]] = {}
     on: dict[int, list[list[float]]] = {}
+    ways: list[list[tuple[float, tuple[int, ...]]]] = []
     table: dict[Card, int] = {}  # the cards on the table now -> id
     t = settle_s
     for index, step in enumerate(script):
@@ -354,23 +380,36 @@ def _timeline(
                 table[card] = new
                 on[new] = [[act, np.inf]]
                 ids.append(new)
+            path = [(t, ()), (act, tuple(ids)), (back + reach_s, ())]
         else:
             missing = [c.label for c in step.cards if c not in table]
             if missing:
                 raise ValueError(f"step {index}: not on the table: {', '.join(missing)}")
             ids = [table[c] for c in step.cards]
-            for card, i in zip(step.cards, ids, strict=True):
-                on[i][-1][1] = act
+            picked = [act + (k * pick_s if pick_s is not None else 0.0) for k in range(len(ids))]
+            for card, i, when in zip(step.cards, ids, picked, strict=True):
+                on[i][-1][1] = when
                 if step.kind == "take":
                     del table[card]
-                else:  # wrong_claim: lifted, held, put back in its place (the same card)
-                    on[i].append([act + hold_s, np.inf])
-            if step.kind == "wrong_claim":
-                back = act + hold_s
+            if pick_s is None:
+                back = act + (hold_s if step.kind == "wrong_claim" else 0.0)
+                path = [(t, ()), (act, tuple(ids)), (back, tuple(ids)), (back + reach_s, ())]
+            else:
+                path = [(t, ())] + [(when, (i,)) for i, when in zip(ids, picked, strict=True)]
+                back = picked[-1]
+                out = back + reach_s
+                path.append((out, ()))
+                if step.kind == "wrong_claim":  # shown off the picture, brought back
+                    back = out + hold_s + reach_s
+                    path += [(out + hold_s, ()), (back, tuple(ids)), (back + reach_s, ())]
+            if step.kind == "wrong_claim":  # put back in its place (the same card)
+                for i in ids:
+                    on[i].append([back, np.inf])
         end = back + reach_s
         timings.append(StepTiming(index, step.kind, step.side, tuple(ids), t, act, back, end))
+        ways.append(path)
         t = end + settle_s
-    return tuple(timings), cards, on
+    return tuple(timings), cards, on, ways
 
 
 def game_script(
