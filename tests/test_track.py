@@ -247,3 +247,60 @@ def test_the_camera_move_is_found_as_a_homography(shift: tuple[float, float]) ->
     assert point[:2] / point[2] == pytest.approx(np.array([480 + shift[0], 270 + shift[1]]),
                                                  abs=0.6)  # fmt: skip
     assert motion.scale == pytest.approx(size[0] / WORK_WIDTH)
+
+
+# -- covered or lifted: the touch detector and the tracker together, as vision.live runs them --
+
+
+class _TouchRun:
+    """Frames through the touch detector and the tracker, as :func:`vision.live.follow` wires
+    them (the frames are the small copy's size: scale 1, no camera move)."""
+
+    def __init__(self) -> None:
+        self.touch = TouchDetector()
+        self.tracker = CardTracker(1.0)
+        self.t = 0.0
+
+    def frame(self, image, read=None):  # type: ignore[no-untyped-def]
+        self.t += 1 / FPS
+        seen = self.touch.update(image, np.eye(3), self.t)
+        return self.tracker.step(small_grey(image), np.eye(3), seen.hand, self.t, read,
+                                 arm=seen.arm, touch=seen)  # fmt: skip
+
+
+def _with_arm(image, x0: int, x1: int, top: int, colour) -> npt.NDArray[np.uint8]:  # type: ignore[no-untyped-def]
+    out = image.copy()
+    cv2.rectangle(out, (x0, top), (x1, H - 1), colour, -1)
+    return out
+
+
+def _ids_over(run: _TouchRun, frames: list[npt.NDArray[np.uint8]]) -> list[set[int]]:
+    return [{c.id for c in run.frame(f).cards} for f in frames]
+
+
+@pytest.mark.parametrize("camouflaged", [False, True])
+def test_a_card_half_under_a_hand_stays(camouflaged: bool) -> None:
+    run = _TouchRun()
+    image = _scene([0, 1, 2, 3])
+    for _ in range(int(FPS)):
+        run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    half = _with_arm(image, 232, 298, 100, (60, 80, 110))  # over the lower half of card 2
+    if camouflaged:  # an arm of the table's colours: it shows only where it crosses the card
+        off_card = np.ones((H, W), bool)
+        cv2.fillPoly(off_card.view(np.uint8), [PLACES[2].astype(np.int32)], 0)
+        half[off_card] = image[off_card]
+    seen = _ids_over(run, [half] * int(FPS))
+    assert all(ids == {0, 1, 2, 3} for ids in seen)
+
+
+def test_a_card_lifted_from_under_a_hand_is_dropped_and_a_covered_one_stays() -> None:
+    run = _TouchRun()
+    image = _scene([0, 1, 2, 3])
+    for _ in range(int(FPS)):
+        run.frame(image, read=_read(image, [0, 1, 2, 3]))
+    # Card 2 lifted: the hand lies over the right half of its place (the rest shows the
+    # table), and over all of card 3's lower part.
+    lifted = _with_arm(_scene([0, 1, 3]), 265, 380, 110, (120, 160, 215))
+    seen = _ids_over(run, [lifted] * int(FPS))
+    assert 2 not in seen[-1]
+    assert 3 in seen[-1]

@@ -173,7 +173,8 @@ def follow(
                         arrived = _arrived(pending, pending.future.result())
                         pending = None
                 table = tracker.step(
-                    grey, moved.homography, seen.hand, frame.time_s, arrived, arm=seen.arm
+                    grey, moved.homography, seen.hand, frame.time_s, arrived, arm=seen.arm,
+                    touch=seen,
                 )
                 if pending is None and not last and not math.isnan(frame.time_s):
                     pending = _Pending(

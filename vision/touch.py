@@ -38,8 +38,10 @@ MOVING_SHARE: Final = 0.0003
 EDGE_MOTION_PX: Final = 3
 #: Seconds a pixel counts as having moved "lately" (:func:`_hand_mask`).
 RECENT_S: Final = 1.0
-#: Seconds without motion after which the picture becomes the reference.
-ABSORB_S: Final = 1.0
+#: Seconds without motion, and no hand in view, after which the picture becomes the reference
+#: (the referee's settling time: players may reach in again a second after a deal, and a
+#: reference older than the cards on the table takes them all for changes beside the arm).
+ABSORB_S: Final = 0.5
 #: ... and with an arm in view: a hand holding cards still (a claim shown to the others, half a
 #: second or more) stays a hand; one left resting on the table for this long is taken in.
 ABSORB_HAND_S: Final = 3.0
@@ -66,6 +68,9 @@ class Touch:
         changed: (h, w) bool mask of a copy half as wide as the grey copy
             (:data:`vision.motion.WORK_WIDTH` / 2 px), what differs from the reference.
         arm: (h, w) bool, the part of ``changed`` taken for a hand or arm.
+        colour: (h, w, 3) int16 BGR, the copy looked at (None on the first frame).
+        table: (h, w, 3) int16 BGR, the table when it was last still, carried to this frame
+            and matched to its brightness (None on the first frame).
     """
 
     hand: bool
@@ -73,6 +78,8 @@ class Touch:
     still_s: float
     changed: npt.NDArray[np.bool_]
     arm: npt.NDArray[np.bool_]
+    colour: npt.NDArray[np.int16] | None = None
+    table: npt.NDArray[np.int16] | None = None
 
 
 class TouchDetector:
@@ -146,7 +153,7 @@ class TouchDetector:
         if still_s >= absorb_after or (share > WHOLE_VIEW_SHARE and not moving):
             self._absorb(img, self._still_since)
             arm[:] = False
-        return Touch(bool(arm.any()), moving, still_s, changed.astype(bool), arm)
+        return Touch(bool(arm.any()), moving, still_s, changed.astype(bool), arm, img, matched)
 
     def _absorb(self, img: npt.NDArray[np.int16], still_since: float) -> None:
         """Take ``img`` as the reference (and the last frame)."""

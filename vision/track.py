@@ -36,8 +36,10 @@ import numpy.typing as npt
 
 from vision.cards import Card
 from vision.decode import decode_table
+from vision.lifted import shows_table
 from vision.rules import find_sets
 from vision.settings import UNCERTAIN_BELOW
+from vision.touch import Touch
 
 __all__ = ["READS_KEPT", "CardTracker", "LiveTable", "Read", "TrackedCard"]
 
@@ -86,6 +88,20 @@ REMEMBER_S: Final = 30.0
 #: Pixels (of the arm mask) by which the arm is widened when asking whether it covers a card:
 #: a hand's shadow and the fingers' edge.
 ARM_MARGIN_PX: Final = 4
+#: A card not seen while the arm lies over part of it is still there (covered, not lifted) when
+#: the part the arm leaves in view still correlates with its template as a card seen does
+#: (SEEN_CORRELATION); below, the part in view shows the table where it lay (lifted). Told only
+#: when at least VISIBLE_SHARE of the template is out from under the arm and that part holds
+#: at least VISIBLE_STRUCTURE of the template's variance; else :mod:`vision.lifted` looks at
+#: the colours of its place.
+VISIBLE_SHARE: Final = 0.3
+VISIBLE_STRUCTURE: Final = 0.15
+#: A card not seen as a whole is still there, part of it covered, when the cells of its picture
+#: (rows, columns of the template) that correlate with its template this well hold
+#: KEPT_STRUCTURE of its variance (:meth:`CardTracker._kept`). A card lifted leaves none.
+KEPT_CELLS: Final = (3, 2)
+KEPT_CORRELATION: Final = 0.8
+KEPT_STRUCTURE: Final = 0.3
 #: A read taken while a hand was in view moves a card's corners only by less than this share of
 #: its width (a pushed card); more is a card merged with a hand.
 UNSETTLED_MOVE_SHARE: Final = 0.25
@@ -205,6 +221,7 @@ class CardTracker:
         time_s: float,
         read: Read | None = None,
         arm: npt.NDArray[np.bool_] | None = None,
+        touch: Touch | None = None,
     ) -> LiveTable:
         """Advance to the next frame.
 
@@ -216,6 +233,8 @@ class CardTracker:
             read: a read that arrived for this frame, its corners carried to it, or None.
             arm: (h, w) bool, where the hand and arm are (:attr:`vision.touch.Touch.arm`, on a
                 copy of the frame ``W / w`` times smaller), or None.
+            touch: the touch detector's view of this frame (what changed since the table was
+                last still, and colours: whether a card under the hand was lifted), or None.
         """
         wide = None
         if arm is not None and arm.any():
@@ -223,12 +242,14 @@ class CardTracker:
         for track in self._tracks:
             track.corners = _moved(track.corners, move)
             track.seen = self._looks_alike(grey, track)
-            if track.seen or hand:  # counted from when no hand is in view
+            # Part of it covered by something not taken for a hand (an arm of the table's
+            # colour shows only where it crosses the cards), the rest as it was: still there.
+            kept = not track.seen and self._kept(grey, track)
+            if track.seen or hand or kept:  # counted from when no hand is in view
                 track.unseen_since = None
             elif track.unseen_since is None:
                 track.unseen_since = time_s
-            f = 0.0 if wide is None else wide.shape[1] / (grey.shape[1] * self.scale)
-            if track.seen or (wide is not None and _covers(wide, track.corners, f)):
+            if track.seen or kept or self._under_arm(grey, track, wide, touch):
                 track.bare_since = None
             elif track.bare_since is None:
                 track.bare_since = time_s
@@ -409,6 +430,61 @@ class CardTracker:
     def _looks_alike(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
         return _alike(_template(grey, track.corners / self.scale), track.template)
 
+    def _under_arm(
+        self,
+        grey: npt.NDArray[np.uint8],
+        track: _Track,
+        wide: npt.NDArray[np.uint8] | None,
+        touch: Touch | None,
+    ) -> bool:
+        """Whether a card not seen is still there under the arm (``wide``, the widened arm
+        mask): what the arm leaves in view still looks like it, or too little is in view to
+        tell, unless its place shows the table's colours (:func:`vision.lifted.shows_table`)."""
+        if wide is None:
+            return False
+        f = wide.shape[1] / (grey.shape[1] * self.scale)
+        if not wide[_box(track.corners * f, wide)].any():
+            return False
+        visible = ~_on_template(wide, track.corners, f)
+        if visible.mean() >= VISIBLE_SHARE:
+            t = track.template[visible]
+            t = t - t.mean()
+            if float((t * t).sum()) >= VISIBLE_STRUCTURE * float((track.template**2).sum()):
+                p = _template(grey, track.corners / self.scale)[visible]
+                p = p - p.mean()
+                norm = float(np.linalg.norm(t) * np.linalg.norm(p))
+                return norm > 1e-9 and float((t * p).sum()) / norm >= SEEN_CORRELATION
+        if touch is None or touch.colour is None or touch.table is None:
+            return True  # too little in view to tell: covered
+        g = touch.changed.shape[1] / (grey.shape[1] * self.scale)
+        others = [t.corners * g for t in self._tracks if t is not track]
+        return not shows_table(track.corners * g, others, touch.colour, touch.table,
+                               touch.changed, touch.arm)  # fmt: skip
+
+    def _kept(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
+        """Whether a card not seen as a whole is still there with part of it covered: the
+        cells of its picture (:data:`KEPT_CELLS`) that still look like its template hold
+        :data:`KEPT_STRUCTURE` of its structure (the template's variance). Something over part
+        of a card, a hand of whatever colour or a still arm taken into the picture, leaves the
+        other cells as they were; a card lifted leaves none: the table shows where its ink and
+        edges were, even on a table of its own white."""
+        now = _template(grey, track.corners / self.scale)
+        rows, cols = KEPT_CELLS
+        h, w = now.shape
+        kept = total = 0.0
+        for r in range(rows):
+            for c in range(cols):
+                cell = (slice(r * h // rows, (r + 1) * h // rows),
+                        slice(c * w // cols, (c + 1) * w // cols))  # fmt: skip
+                t = track.template[cell] - track.template[cell].mean()
+                p = now[cell] - now[cell].mean()
+                energy = float((t * t).sum())
+                total += energy
+                norm = float(np.sqrt(energy * float((p * p).sum())))
+                if norm > 1e-9 and float((t * p).sum()) / norm >= KEPT_CORRELATION:
+                    kept += energy
+        return total > 1e-9 and kept >= KEPT_STRUCTURE * total
+
 
 def _inside(point: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]) -> bool:
     return cv2.pointPolygonTest(quad.reshape(-1, 1, 2), (float(point[0]), float(point[1])),
@@ -430,19 +506,6 @@ def _not_inside(quads: npt.NDArray[np.float32]) -> list[int]:
                        for j in range(len(quads)) if j != i)]  # fmt: skip
 
 
-def _covers(arm: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32], f: float) -> bool:
-    """Whether the (widened) arm mask lies over any of 9 points of the card at ``corners``
-    (full-frame px; ``f``: mask px per full-frame px): its centre and the points halfway to its
-    corners and to its sides' middles."""
-    centre = corners.mean(axis=0)
-    sides = (corners + np.roll(corners, -1, axis=0)) / 2
-    points = np.vstack([centre[None], (centre + corners) / 2, (centre + sides) / 2]) * f
-    h, w = arm.shape
-    xs = np.clip(np.round(points[:, 0]).astype(int), 0, w - 1)
-    ys = np.clip(np.round(points[:, 1]).astype(int), 0, h - 1)
-    return bool(arm[ys, xs].any())
-
-
 def _moved(
     corners: npt.NDArray[np.float32], move: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float32]:
@@ -460,16 +523,40 @@ def _logs(probabilities: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return np.log(np.clip(np.asarray(probabilities, np.float32), PROB_FLOOR, 1.0))
 
 
+def _box(quad: npt.NDArray[np.float32], mask: npt.NDArray[np.uint8]) -> tuple[slice, slice]:
+    """The rows and columns of ``mask`` that the bounding box of ``quad`` (mask px) spans."""
+    h, w = mask.shape
+    x0, y0 = np.clip(np.floor(quad.min(axis=0)).astype(int), 0, [w, h])
+    x1, y1 = np.clip(np.ceil(quad.max(axis=0)).astype(int) + 1, 0, [w, h])
+    return slice(y0, y1), slice(x0, x1)
+
+
+def _on_template(
+    mask: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32], f: float
+) -> npt.NDArray[np.bool_]:
+    """(h, w) of :data:`TEMPLATE_SIZE`: where ``mask`` (``f`` mask px per full-frame px) lies
+    over the template of the card at ``corners`` (full-frame px); off the mask counts as on."""
+    w, h = TEMPLATE_SIZE
+    hom = _template_hom(corners * f)
+    return cv2.warpPerspective(mask, hom, (w, h), flags=cv2.INTER_NEAREST, borderValue=1) > 0
+
+
+def _template_hom(corners: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """(3, 3) homography from the grey copy's px to the template of the card at ``corners``."""
+    w, h = TEMPLATE_SIZE
+    centre = corners.mean(axis=0)
+    outer = centre + (corners - centre) * (1 + 2 * TEMPLATE_MARGIN)
+    target = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    return cv2.getPerspectiveTransform(outer.astype(np.float32), target)
+
+
 def _template(
     grey: npt.NDArray[np.uint8], corners: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float32]:
     """(h, w) float32 zero-mean unit-norm picture of the card at ``corners`` (px of ``grey``),
     with a margin (:data:`TEMPLATE_MARGIN`) around it."""
     w, h = TEMPLATE_SIZE
-    centre = corners.mean(axis=0)
-    outer = centre + (corners - centre) * (1 + 2 * TEMPLATE_MARGIN)
-    target = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
-    hom = cv2.getPerspectiveTransform(outer.astype(np.float32), target)
+    hom = _template_hom(corners)
     patch = cv2.warpPerspective(grey, hom, (w, h), flags=cv2.INTER_AREA,
                                 borderMode=cv2.BORDER_REPLICATE).astype(np.float32)  # fmt: skip
     # Softened, so a card followed a few pixels off (between reads) still looks like itself:
