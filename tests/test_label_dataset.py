@@ -55,3 +55,21 @@ def test_to_dataset_of_an_unknown_source_is_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2 and "no annotations of nope" in result.output
     assert not (tmp_path / "set").exists()
+
+
+def test_the_checked_webrew_photos_are_a_portable_dataset() -> None:
+    """datasets/labels/webrew: 20 webrew tables checked in the review page (README "setvision
+    label"): every photo and card checked and read, 20 distinct cards a photo (one deck), the
+    photos named relative to the folder, so that a clone with ../shared beside it finds them."""
+    from vision.dataset.store import photo_path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "datasets" / "labels" / "webrew"
+    photos = load_photos(folder)
+    assert len(photos) == 20
+    for photo in photos:
+        assert photo.file.startswith("../../../../shared/datasets/tables/webrew/tables/")
+        assert photo.checked and all(c.checked and c.card is not None for c in photo.cards)
+        assert len({c.card for c in photo.cards}) == len(photo.cards) == 20
+    if (root.parent / "shared" / "datasets").is_dir():
+        assert all(photo_path(folder, p.file).is_file() for p in photos)
