@@ -120,6 +120,22 @@ def test_a_wrong_claim_taken_away_is_warned_and_its_return_is_no_deal() -> None:
     assert len(ref.game.table) == 12
 
 
+def test_a_wrong_claim_taken_away_and_put_back_under_its_ids_is_one_claim() -> None:
+    # The tracker remembers the cards that left: put back where they lay, they keep their ids
+    # and are seen as lifted and put back; they were away on the last settled table already.
+    table, ref = _Table(), Referee(parse_players("Ann:bottom,Bob:left"))
+    opening = _opening()
+    table.put(opening)
+    ref.observe(table.seen())
+    wrong = _a_non_set(opening)
+    kept = dict(table.cards)
+    table.take(wrong)
+    assert _types(ref.observe(table.seen("left"))) == ["wrong_claim", "warning"]
+    table.cards = kept
+    assert ref.observe(table.seen("left", lifted=table.ids(wrong))) == []
+    assert ref.game.scores["Bob"] == -1 and len(ref.game.table) == 12
+
+
 def test_three_more_dealt_while_a_set_is_on_the_table_is_warned_with_the_set_named() -> None:
     table, ref = _Table(), Referee()
     opening = _opening(with_set=True)

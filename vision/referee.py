@@ -321,8 +321,9 @@ class Referee:
                 self._warn("the table in view does not match the journal's: "
                            + "; ".join(parts), missing + extra, None)  # fmt: skip
             return self.events[start:]
-        gone = [card for i, card in self._table.cards.items() if i not in now]
-        new = [card for i, card in now.items() if i not in self._table.cards]
+        before = self._table.cards
+        gone = [card for i, card in before.items() if i not in now]
+        new = [card for i, card in now.items() if i not in before]
         self._table.cards = now
         if not self._started:
             if len(now) >= self.game.table_size or (now and obs.side is not None):
@@ -335,7 +336,9 @@ class Referee:
         if gone:
             self._taken(gone, obs.side, player)
         elif len(obs.lifted) == 3 and not new:
-            lifted = [now[i] for i in obs.lifted if i in now]
+            # Lifted and put back since the last settled table (cards that were away on it,
+            # a claim's cards taken away and now back, are not lifted again).
+            lifted = [now[i] for i in obs.lifted if i in now and i in before]
             if len(lifted) == 3:
                 self._claim(lifted, obs.side, player, put_back=True)
         if new:
