@@ -6,7 +6,9 @@ in view; this one does the same. :class:`TableWatcher` turns the tracker's frame
 (:class:`vision.live.LiveFrame`) into *settled observations*: the cards on the table once no
 hand has been in view and nothing has moved for :data:`SETTLE_S`, with a read of the table since
 the hand left, the side of the frame the hand came from meanwhile, and the cards that were
-lifted and put back. :class:`Referee` compares each observation with the last and turns the
+lifted and put back (those the tracker saw leave the table, their places showing the table
+(:mod:`vision.lifted`), and come back; a card the hand kept hidden throughout is not guessed).
+:class:`Referee` compares each observation with the last and turns the
 change into events (``deal``, ``take``, ``wrong_claim``, ``refill``, ``deal_extra``,
 ``game_over``, and ``warning`` for a rule broken), each checked by :class:`vision.game.Game`.
 
@@ -58,9 +60,6 @@ SETTLE_S: Final = 0.5
 #: Event types, in the order a game meets them.
 EVENT_TYPES: Final = ("deal", "take", "wrong_claim", "refill", "deal_extra", "game_over",
                       "warning")  # fmt: skip
-#: Seconds apart that cards may go out of sight and still be lifted together (a claim's three
-#: cards are taken in one move of the hand: 0.1 s apart on the rendered games).
-TOGETHER_S: Final = 0.2
 #: Share of the frame's side taken as "that edge" when telling where the arm comes from.
 EDGE_SHARE: Final = 0.04
 
@@ -172,20 +171,12 @@ class TableWatcher:
         self._last_ids: set[int] = set()
         self._left: set[int] = set()
         self._lifted: set[int] = set()
-        self._hidden_at: dict[int, list[float]] = {}  # when each card went out of sight
-        self._was_seen: dict[int, bool] = {}
-        self._where: dict[int, npt.NDArray[np.float32]] = {}
         self._reported: tuple[tuple[int, Card], ...] | None = None
 
     def update(self, live: LiveFrame) -> Observation | None:
         """Look at the next frame; an observation when the table has just settled (once per
         settled table: a table that stays as it is is not reported again)."""
         ids = {c.id for c in live.table.cards}
-        for c in live.table.cards:
-            if self._was_seen.get(c.id, True) and not c.seen:
-                self._hidden_at.setdefault(c.id, []).append(live.time_s)
-            self._was_seen[c.id] = c.seen
-        self._where.update({c.id: c.corners.mean(axis=0) for c in live.table.cards})
         self._left |= self._last_ids - ids
         self._lifted |= ids & self._left
         self._left -= ids
@@ -208,32 +199,11 @@ class TableWatcher:
             return None
         self._reported = key
         side = self._sides.most_common(1)[0][0] if self._sides else None
-        lifted = self._with_hidden(set(self._lifted), ids)
+        lifted = frozenset(self._lifted)
         self._sides.clear()
         self._lifted.clear()
-        self._hidden_at.clear()
         return Observation(live.index, live.time_s, {c.id: c.card for c in live.table.cards},
-                           side, frozenset(lifted))  # fmt: skip
-
-    def _with_hidden(self, lifted: set[int], ids: set[int]) -> set[int]:
-        """Cards lifted and put back, with the ones the hand hid as it lifted them: a hand
-        takes a claim's three cards at once, and one or two of them may never be seen gone,
-        only hidden under it. Those that went out of sight within :data:`TOGETHER_S` of the
-        ones seen gone, nearest them first, up to three."""
-        if not 1 <= len(lifted) <= 2:
-            return lifted
-        starts = [t for i in lifted for t in self._hidden_at.get(i, [])]
-        if not starts:
-            return lifted
-        t0 = max(starts)
-        together = [
-            i
-            for i in ids - lifted
-            if any(abs(t - t0) <= TOGETHER_S for t in self._hidden_at.get(i, ()))
-        ]
-        centre = np.mean([self._where[i] for i in lifted], axis=0)
-        together.sort(key=lambda i: float(np.linalg.norm(self._where[i] - centre)))
-        return lifted | set(together[: 3 - len(lifted)])
+                           side, lifted)  # fmt: skip
 
 
 def _arm_side(arm: npt.NDArray[np.bool_]) -> str | None:
