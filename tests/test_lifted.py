@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.lifted import shows_table
+from vision.lifted import edge_step, shows_table
 
 H, W = 120, 200
 TABLE = (40, 120, 110)  # BGR olive cloth
@@ -50,3 +50,33 @@ def test_shows_table(place, skin, table, expected):
 def test_too_few_pixels_cannot_tell():
     now, still, changed, arm = scene(TABLE)
     assert shows_table(QUAD, [OTHER], now, still, changed, np.zeros_like(arm)) is False
+
+
+def _changed(lifted: bool, arm: bool) -> np.ndarray:
+    """What changed against the still table: the card's place (lifted) and an arm strip from the
+    bottom edge over the card's lower half."""
+    changed = np.zeros((H, W), bool)
+    if lifted:
+        changed[30:73, 80:111] = True
+    if arm:
+        changed[55:, 88:102] = True
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("lifted", "arm", "expected"),
+    [
+        (True, True, True),  # the place laid bare, the hand still over part of it
+        (True, False, True),
+        (False, True, False),  # a hand over the card: the change crosses its outline
+        (False, False, False),
+    ],
+)
+def test_edge_step_tells_a_place_laid_bare_whatever_the_colours(lifted, arm, expected):
+    assert edge_step(QUAD, _changed(lifted, arm)) is expected
+
+
+def test_a_hand_ending_inside_a_card_is_no_step():
+    changed = np.zeros((H, W), bool)
+    changed[45:60, 88:102] = True  # a fingertip's change, inside the card, away from its edge
+    assert edge_step(QUAD, changed) is False

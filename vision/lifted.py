@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["shows_table"]
+__all__ = ["edge_step", "shows_table"]
 
 #: Histogram bins per colour channel (levels 0-255 in steps of 256 / BINS): coarse enough that
 #: a few hundred pixels fill them, fine enough to part a skin tone from most table cloths.
@@ -42,6 +42,16 @@ TABLE_SHARE: Final = 0.3
 #: Share of the hand's pixels that look like the table above which the two cannot be told
 #: apart on this frame.
 ALIKE_SHARE: Final = 0.25
+#: The change against the still table that stops at a card's outline is its place laid bare:
+#: looked at just inside (the outline scaled by STEP_INNER) and just outside (STEP_OUTER) at
+#: STEP_POINTS points round it. A hand over a card crosses its outline (changed on both sides)
+#: or ends inside it (changed inside, away from the outline); a card lifted leaves a change on
+#: the inner side only, all round but where the hand still lies.
+STEP_INNER: Final = 0.85
+STEP_OUTER: Final = 1.15
+STEP_POINTS: Final = 48
+#: Share of those points with the step for the card to be lifted.
+STEP_SHARE: Final = 0.4
 
 
 def shows_table(
@@ -83,6 +93,30 @@ def shows_table(
         return False
     shown = int(_table_like(colour[place_changed], p_table, p_hand).sum())
     return shown >= TABLE_SHARE * int((place > 0).sum())
+
+
+def edge_step(quad: npt.NDArray[np.float32], changed: npt.NDArray[np.bool_]) -> bool:
+    """Whether what changed since the table was last still stops at the card's outline, on the
+    inner side, round most of it (:data:`STEP_SHARE`): the card at ``quad`` (corners, px of the
+    ``changed`` mask, :attr:`vision.touch.Touch.changed`) was lifted. Colour plays no part: a
+    table of the hand's colour shows its cards' places bare all the same."""
+    h, w = changed.shape
+    corners = quad.astype(np.float64)
+    t = np.arange(STEP_POINTS) / STEP_POINTS * 4
+    side = t.astype(int)
+    frac = (t - side)[:, None]
+    outline = corners[side] * (1 - frac) + corners[(side + 1) % 4] * frac
+    centre = corners.mean(axis=0)
+
+    def at(k: float) -> npt.NDArray[np.bool_]:
+        pts = np.round(centre + (outline - centre) * k).astype(int)
+        inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+        out = np.zeros(len(pts), bool)
+        out[inside] = changed[pts[inside, 1], pts[inside, 0]]
+        return out
+
+    step = at(STEP_INNER) & ~at(STEP_OUTER)
+    return bool(step.mean() >= STEP_SHARE)
 
 
 def _scaled(quad: npt.NDArray[np.float32], k: float) -> npt.NDArray[np.int32]:

@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from vision.cards import Card
 from vision.decode import decode_table
-from vision.lifted import shows_table
+from vision.lifted import edge_step, shows_table
 from vision.rules import find_sets
 from vision.settings import UNCERTAIN_BELOW
 from vision.touch import Touch
@@ -439,7 +439,9 @@ class CardTracker:
     ) -> bool:
         """Whether a card not seen is still there under the arm (``wide``, the widened arm
         mask): what the arm leaves in view still looks like it, or too little is in view to
-        tell, unless its place shows the table's colours (:func:`vision.lifted.shows_table`)."""
+        tell, unless its place was laid bare: what changed stops at its outline
+        (:func:`vision.lifted.edge_step`), or shows the table's colours
+        (:func:`vision.lifted.shows_table`)."""
         if wide is None:
             return False
         f = wide.shape[1] / (grey.shape[1] * self.scale)
@@ -458,8 +460,11 @@ class CardTracker:
             return True  # too little in view to tell: covered
         g = touch.changed.shape[1] / (grey.shape[1] * self.scale)
         others = [t.corners * g for t in self._tracks if t is not track]
-        return not shows_table(track.corners * g, others, touch.colour, touch.table,
-                               touch.changed, touch.arm)  # fmt: skip
+        quad = track.corners * g
+        if edge_step(quad, touch.changed):
+            return False
+        return not shows_table(quad, others, touch.colour, touch.table, touch.changed,
+                               touch.arm)  # fmt: skip
 
     def _kept(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
         """Whether a card not seen as a whole is still there with part of it covered: the
