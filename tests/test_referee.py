@@ -5,6 +5,7 @@ synthetic observations (table-driven and a property over whole scripted games), 
 from __future__ import annotations
 
 import json
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +118,28 @@ def test_a_wrong_claim_taken_away_is_warned_and_its_return_is_no_deal() -> None:
     assert "put them back" in events[1].message and events[0].scores["Bob"] == -1
     table.put(wrong)  # put back: new ids, the same cards
     assert ref.observe(table.seen("left")) == []
+    assert len(ref.game.table) == 12
+
+
+def test_a_card_lost_from_sight_during_a_take_is_no_part_of_it_nor_a_deal_seen_again() -> None:
+    # The tracker lost a card the hand covered while a SET was taken: four cards left the
+    # table. The SET among them was taken; the other is out of sight, still on the table.
+    table, ref = _Table(), Referee(parse_players("Ann:bottom,Bob:left"))
+    opening = _opening()
+    table.put(opening)
+    ref.observe(table.seen())
+    trio = [opening[i] for i in find_sets(opening)[0]]
+    # another card that makes no second SET with two of the three
+    other = next(c for c in opening if c not in trio
+                 and sum(is_set(*t) for t in combinations([*trio, c], 3)) == 1)  # fmt: skip
+    table.take([*trio, other])
+    events = ref.observe(table.seen("left"))
+    assert _types(events) == ["take", "warning"] and events[0].player == "Bob"
+    assert set(events[0].cards) == set(trio) and "1 card left the table" in events[1].message
+    table.put([other])  # seen again, under a new id
+    assert ref.observe(table.seen(None)) == []
+    table.put(list(ref.game.deck[:3]))
+    assert _types(ref.observe(table.seen("bottom"))) == ["refill"]
     assert len(ref.game.table) == 12
 
 

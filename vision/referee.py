@@ -23,6 +23,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any, Final
 
 import numpy as np
@@ -40,7 +41,7 @@ from vision.game import (
     SetTaken,
 )
 from vision.live import LiveFrame
-from vision.rules import Variant, find_sets
+from vision.rules import Variant, find_sets, is_set
 from vision.touch import SIDES
 
 __all__ = [
@@ -253,6 +254,9 @@ class Referee:
         self._table = _Physical()
         self._started = False
         self._not_back: tuple[Card, ...] = ()  # a wrong claim's cards, taken away
+        # Cards that left with no claim: still the game's (a card covered or misread for a
+        # while), so seen again they are no deal.
+        self._out_of_sight: list[Card] = []
         self.events: list[RefereeEvent] = []
         self._frame, self._time = 0, 0.0
         self._check_resumed = False  # the first table seen is compared with the journal's
@@ -303,6 +307,10 @@ class Referee:
         # Cards put back after a wrong claim took them away: no deal.
         if self._not_back and Counter(new) == Counter(self._not_back):
             self._not_back, new = (), []
+        back = [c for c in new if c in self._out_of_sight]
+        if back:
+            self._out_of_sight = [c for c in self._out_of_sight if c not in back]
+            new = [c for c in new if c not in back]
         if gone:
             self._taken(gone, obs.side, player)
         elif len(obs.lifted) == 3 and not new:
@@ -342,7 +350,15 @@ class Referee:
         self._emit("deal", tuple(cards), side, None, f"{len(cards)} cards dealt")
 
     def _taken(self, gone: list[Card], side: str | None, player: str | None) -> None:
+        if len(gone) > 3:
+            # More than a claim left: if exactly one SET is among them, it was taken, and the
+            # rest are out of sight (a card the hand covered, lost by the tracker for a while).
+            sets = [trio for trio in combinations(gone, 3) if is_set(*trio)]
+            if len(sets) == 1:
+                self._claim(list(sets[0]), side, player, put_back=False)
+                gone = [c for c in gone if c not in sets[0]]
         if len(gone) != 3:
+            self._out_of_sight += gone
             many = f"{len(gone)} card{'s' if len(gone) != 1 else ''}"
             self._warn(f"{many} left the table without a claim: {_text(gone)} (a SET is 3 "
                        "cards)", gone, side)  # fmt: skip
