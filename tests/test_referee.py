@@ -143,6 +143,25 @@ def test_a_card_lost_from_sight_during_a_take_is_no_part_of_it_nor_a_deal_seen_a
     assert len(ref.game.table) == 12
 
 
+def test_a_card_found_again_under_a_new_id_is_neither_taken_nor_dealt() -> None:
+    # The tracker lost a card and found it again between two settled tables: gone under its
+    # old id, new under another. One deck holds each card once: nothing happened to it.
+    table, ref = _Table(), Referee(parse_players("Ann:bottom,Bob:left"))
+    opening = _opening()
+    table.put(opening)
+    ref.observe(table.seen())
+    table.take([opening[5]])
+    table.put([opening[5]])
+    assert ref.observe(table.seen(None)) == []
+    # ... and three such cards, lifted and put back, are a wrong claim as any other
+    wrong = _a_non_set(opening)
+    table.take(wrong)
+    table.put(wrong)
+    events = ref.observe(table.seen("left"))
+    assert _types(events) == ["wrong_claim"] and set(events[0].cards) == set(wrong)
+    assert len(ref.game.table) == 12
+
+
 def test_a_wrong_claim_taken_away_and_put_back_under_its_ids_is_one_claim() -> None:
     # The tracker remembers the cards that left: put back where they lay, they keep their ids
     # and are seen as lifted and put back; they were away on the last settled table already.

@@ -298,6 +298,14 @@ class Referee:
         before = self._table.cards
         gone = [card for i, card in before.items() if i not in now]
         new = [card for i, card in now.items() if i not in before]
+        # A card gone and back under a new id (the tracker lost it and found it again) is
+        # neither taken nor dealt (one deck holds each card once): it was lifted and put back.
+        again = Counter(gone) & Counter(new)
+        lifted_ids = set(obs.lifted)
+        if again:
+            gone = list((Counter(gone) - again).elements())
+            new = list((Counter(new) - again).elements())
+            lifted_ids |= {i for i, card in now.items() if i not in before and card in again}
         self._table.cards = now
         if not self._started:
             if len(now) >= self.game.table_size or (now and obs.side is not None):
@@ -313,10 +321,11 @@ class Referee:
             new = [c for c in new if c not in back]
         if gone:
             self._taken(gone, obs.side, player)
-        elif len(obs.lifted) == 3 and not new:
+        elif len(lifted_ids) == 3 and not new:
             # Lifted and put back since the last settled table (cards that were away on it,
             # a claim's cards taken away and now back, are not lifted again).
-            lifted = [now[i] for i in obs.lifted if i in now and i in before]
+            lifted = [now[i] for i in lifted_ids
+                      if i in now and (i in before or now[i] in again)]  # fmt: skip
             if len(lifted) == 3:
                 self._claim(lifted, obs.side, player, put_back=True)
         if new:
