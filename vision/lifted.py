@@ -1,12 +1,16 @@
-"""Was a card under a hand lifted, or is it only covered? Told from colour: where a card was
-lifted, its place shows the table, the colours the table shows around it; where a hand lies
-over it, the hand's colours, the ones the arm shows elsewhere.
+"""Was a card under a hand lifted, or is it only covered? Told from its place, in two ways:
 
-Both colour models are learned on the frame itself, so they follow the table, the light and
-the hand: the table's from the last still picture of the table (:attr:`vision.touch.Touch.table`)
-in a ring round the card, less every card; the hand's from the arm where it lies over no card.
-When the two are too few pixels, or too alike to tell (a skin tone on a wooden table of its
-colour), the answer is "cannot tell", and the card counts as covered.
+* :func:`edge_step`, colour aside: what changed since the table was last still stops at the
+  card's outline (its place laid bare), where a hand crosses the outline or ends inside it;
+* :func:`shows_table`, from colour: where a card was lifted, its place shows the table, the
+  colours the table shows around it; where a hand lies over it, the hand's colours, the ones
+  the arm shows elsewhere. Both colour models are learned on the frame itself, so they follow
+  the table, the light and the hand: the table's from the last still picture of the table
+  (:attr:`vision.touch.Touch.table`) in a ring round the card, less every card; the hand's from
+  the arm where it lies over no card. When the two are too few pixels, or too alike to tell (a
+  skin tone on a wooden table of its colour), the answer is "cannot tell".
+
+Either way, a card that cannot be told counts as covered.
 """
 
 from __future__ import annotations

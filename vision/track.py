@@ -93,12 +93,12 @@ ARM_MARGIN_PX: Final = 4
 #: (SEEN_CORRELATION); below, the part in view shows the table where it lay (lifted). Told only
 #: when at least VISIBLE_SHARE of the template is out from under the arm and that part holds
 #: at least VISIBLE_STRUCTURE of the template's variance; else :mod:`vision.lifted` looks at
-#: the colours of its place.
+#: its place (the change stopping at its outline, the table's colours).
 VISIBLE_SHARE: Final = 0.3
 VISIBLE_STRUCTURE: Final = 0.15
 #: A card not seen as a whole is still there, part of it covered, when the cells of its picture
 #: (rows, columns of the template) that correlate with its template this well hold
-#: KEPT_STRUCTURE of its variance (:meth:`CardTracker._kept`). A card lifted leaves none.
+#: KEPT_STRUCTURE of its variance (:func:`_kept`). A card lifted leaves none.
 KEPT_CELLS: Final = (3, 2)
 KEPT_CORRELATION: Final = 0.8
 KEPT_STRUCTURE: Final = 0.3
@@ -241,15 +241,16 @@ class CardTracker:
             wide = cv2.dilate(arm.astype(np.uint8), np.ones((2 * ARM_MARGIN_PX + 1,) * 2))
         for track in self._tracks:
             track.corners = _moved(track.corners, move)
-            track.seen = self._looks_alike(grey, track)
+            now = _template(grey, track.corners / self.scale)  # its picture on this frame
+            track.seen = _alike(now, track.template)
             # Part of it covered by something not taken for a hand (an arm of the table's
             # colour shows only where it crosses the cards), the rest as it was: still there.
-            kept = not track.seen and self._kept(grey, track)
+            kept = not track.seen and _kept(now, track.template)
             if track.seen or hand or kept:  # counted from when no hand is in view
                 track.unseen_since = None
             elif track.unseen_since is None:
                 track.unseen_since = time_s
-            if track.seen or kept or self._under_arm(grey, track, wide, touch):
+            if track.seen or kept or self._under_arm(grey, now, track, wide, touch):
                 track.bare_since = None
             elif track.bare_since is None:
                 track.bare_since = time_s
@@ -433,15 +434,16 @@ class CardTracker:
     def _under_arm(
         self,
         grey: npt.NDArray[np.uint8],
+        now: npt.NDArray[np.float32],
         track: _Track,
         wide: npt.NDArray[np.uint8] | None,
         touch: Touch | None,
     ) -> bool:
-        """Whether a card not seen is still there under the arm (``wide``, the widened arm
-        mask): what the arm leaves in view still looks like it, or too little is in view to
-        tell, unless its place was laid bare: what changed stops at its outline
-        (:func:`vision.lifted.edge_step`), or shows the table's colours
-        (:func:`vision.lifted.shows_table`)."""
+        """Whether a card not seen (``now``: its picture on this frame, :func:`_template`) is
+        still there under the arm (``wide``, the widened arm mask): what the arm leaves in view
+        still looks like it, or too little is in view to tell, unless its place was laid bare:
+        what changed stops at its outline (:func:`vision.lifted.edge_step`), or shows the
+        table's colours (:func:`vision.lifted.shows_table`)."""
         if wide is None:
             return False
         f = wide.shape[1] / (grey.shape[1] * self.scale)
@@ -450,12 +452,10 @@ class CardTracker:
         visible = ~_on_template(wide, track.corners, f)
         if visible.mean() >= VISIBLE_SHARE:
             t = track.template[visible]
-            t = t - t.mean()
-            if float((t * t).sum()) >= VISIBLE_STRUCTURE * float((track.template**2).sum()):
-                p = _template(grey, track.corners / self.scale)[visible]
-                p = p - p.mean()
-                norm = float(np.linalg.norm(t) * np.linalg.norm(p))
-                return norm > 1e-9 and float((t * p).sum()) / norm >= SEEN_CORRELATION
+            if float(((t - t.mean()) ** 2).sum()) >= VISIBLE_STRUCTURE * float(
+                (track.template**2).sum()
+            ):
+                return _correlation(t, now[visible]) >= SEEN_CORRELATION
         if touch is None or touch.colour is None or touch.table is None:
             return True  # too little in view to tell: covered
         g = touch.changed.shape[1] / (grey.shape[1] * self.scale)
@@ -466,29 +466,33 @@ class CardTracker:
         return not shows_table(quad, others, touch.colour, touch.table, touch.changed,
                                touch.arm)  # fmt: skip
 
-    def _kept(self, grey: npt.NDArray[np.uint8], track: _Track) -> bool:
-        """Whether a card not seen as a whole is still there with part of it covered: the
-        cells of its picture (:data:`KEPT_CELLS`) that still look like its template hold
-        :data:`KEPT_STRUCTURE` of its structure (the template's variance). Something over part
-        of a card, a hand of whatever colour or a still arm taken into the picture, leaves the
-        other cells as they were; a card lifted leaves none: the table shows where its ink and
-        edges were, even on a table of its own white."""
-        now = _template(grey, track.corners / self.scale)
-        rows, cols = KEPT_CELLS
-        h, w = now.shape
-        kept = total = 0.0
-        for r in range(rows):
-            for c in range(cols):
-                cell = (slice(r * h // rows, (r + 1) * h // rows),
-                        slice(c * w // cols, (c + 1) * w // cols))  # fmt: skip
-                t = track.template[cell] - track.template[cell].mean()
-                p = now[cell] - now[cell].mean()
-                energy = float((t * t).sum())
-                total += energy
-                norm = float(np.sqrt(energy * float((p * p).sum())))
-                if norm > 1e-9 and float((t * p).sum()) / norm >= KEPT_CORRELATION:
-                    kept += energy
-        return total > 1e-9 and kept >= KEPT_STRUCTURE * total
+def _kept(now: npt.NDArray[np.float32], template: npt.NDArray[np.float32]) -> bool:
+    """Whether a card not seen as a whole is still there with part of it covered: the cells of
+    its picture ``now`` (:data:`KEPT_CELLS`) that still look like its ``template`` hold
+    :data:`KEPT_STRUCTURE` of its structure (the template's variance). Something over part of a
+    card, a hand of whatever colour or a still arm taken into the picture, leaves the other
+    cells as they were; a card lifted leaves none: the table shows where its ink and edges
+    were, even on a table of its own white."""
+    rows, cols = KEPT_CELLS
+    h, w = now.shape
+    kept = total = 0.0
+    for r in range(rows):
+        for c in range(cols):
+            cell = (slice(r * h // rows, (r + 1) * h // rows),
+                    slice(c * w // cols, (c + 1) * w // cols))  # fmt: skip
+            t = template[cell]
+            energy = float(((t - t.mean()) ** 2).sum())
+            total += energy
+            if _correlation(t, now[cell]) >= KEPT_CORRELATION:
+                kept += energy
+    return total > 1e-9 and kept >= KEPT_STRUCTURE * total
+
+
+def _correlation(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> float:
+    """Normalised correlation of two pictures of the same shape (0 when either is flat)."""
+    a, b = a - a.mean(), b - b.mean()
+    norm = float(np.sqrt(float((a * a).sum()) * float((b * b).sum())))
+    return float((a * b).sum()) / norm if norm > 1e-9 else 0.0
 
 
 def _inside(point: npt.NDArray[np.float32], quad: npt.NDArray[np.float32]) -> bool:
