@@ -223,6 +223,68 @@ def test_the_camera_changing_its_exposure_is_no_hand(gain: float) -> None:
     assert not any(_touch_run([base] * 10 + [lit] * 10))
 
 
+def _grain(seed: int = 0) -> npt.NDArray[np.uint8]:
+    """A table of low contrast (levels 90 +- 6, never beyond 15): an arm of its mean colour
+    differs from it by less than the touch detector's colour threshold everywhere."""
+    rng = np.random.default_rng(seed)
+    noise = cv2.GaussianBlur(rng.normal(0, 1, (H, W)).astype(np.float32), (0, 0), 2)
+    grey = np.clip(90 + 6 * noise / noise.std(), 75, 105).astype(np.uint8)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+
+
+def test_an_arm_of_the_tables_own_colour_is_a_hand_by_the_texture_it_hides() -> None:
+    table = _grain()
+    arm = table.copy()
+    cv2.rectangle(arm, (200, 120), (260, H - 1), (90, 90, 90), -1)  # smooth, the table's mean
+    assert _touch_run([table] * 10 + [arm] * 5) == [False] * 10 + [True] * 5
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_card_lifted_beside_the_arm_is_not_taken_for_arm_when_the_cards_are_named(
+    named: bool,
+) -> None:
+    """A printed card lifted off a plain desk leaves the desk's smoothness where its print was:
+    texture gone, as under an arm. Named, its place is left out of the texture test."""
+    table = np.full((H, W, 3), 200, np.uint8)
+    card = table.copy()
+    q = PLACES[1].astype(np.int32)
+    cv2.fillPoly(card, [q], (214, 214, 214))  # 14 levels off the desk: below the threshold
+    for y in range(int(q[0, 1]) + 6, int(q[2, 1]) - 6, 6):  # fine print: texture, not colour
+        cv2.line(card, (int(q[0, 0]) + 6, y), (int(q[1, 0]) - 6, y), (190, 190, 190), 2)
+    places = PLACES[1][None] if named else None
+    touch = TouchDetector()
+    t = 0.0
+    for image in [card] * 20 + [_with_arm(card, 120 + k % 2, 149, 100, (150, 160, 200))
+                                for k in range(6)]:  # fmt: skip
+        t += 1 / FPS
+        seen = touch.update(image, np.eye(3), t, places)
+    assert seen.hand
+    for k in range(4):  # lifted: the arm moves on, the card's place is bare desk
+        t += 1 / FPS
+        seen = touch.update(_with_arm(table, 120 + k % 2, 149, 100, (150, 160, 200)),
+                            np.eye(3), t, places)  # fmt: skip
+    inside = np.zeros(seen.arm.shape, np.uint8)
+    cv2.fillPoly(inside, [np.round(PLACES[1][None] / 2 + [[2, 2], [-2, 2], [-2, -2], [2, -2]])
+                          .astype(np.int32)], 1)  # fmt: skip
+    assert seen.hand and (seen.arm[inside > 0].mean() > 0.5) != named
+
+
+@pytest.mark.parametrize("table", ["plain", "grain"])
+def test_a_noisy_camera_is_no_hand(table: str) -> None:
+    rng = np.random.default_rng(1)
+    base = _grain() if table == "grain" else np.full((H, W, 3), 90, np.uint8)
+    frames = [np.clip(base + rng.normal(0, 8, base.shape), 0, 255).astype(np.uint8)
+              for _ in range(40)]  # fmt: skip
+    assert not any(_touch_run(frames))
+
+
+def test_a_shadow_over_a_grained_table_keeps_its_texture() -> None:
+    table = _grain()
+    shaded = table.copy()
+    shaded[:, 200:300] = (shaded[:, 200:300] * 0.8).astype(np.uint8)  # 18 levels: no colour
+    assert not any(_touch_run([table] * 10 + [shaded] * 10))
+
+
 def test_a_hand_resting_still_is_taken_into_the_picture_and_seen_when_it_moves() -> None:
     rest = [_scene([0], arm=(200, 260))] * int((ABSORB_HAND_S + 0.5) * FPS)
     moved = [_scene([0], arm=(300, 360))] * 3

@@ -125,6 +125,7 @@ def follow(
     touch = TouchDetector()
     tracker: CardTracker | None = None
     pending: _Pending | None = None
+    table: LiveTable | None = None
     size: tuple[int, ...] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="setvision-read") as pool:
         try:
@@ -159,7 +160,9 @@ def follow(
                 small = small_grey(image, colour=True)
                 grey = small_grey(small)
                 moved = motion.update(grey)
-                seen = touch.update(small, motion.to_small(moved.homography), frame.time_s)
+                known = [c.corners for c in table.cards] if table is not None else []
+                seen = touch.update(small, motion.to_small(moved.homography), frame.time_s,
+                                    np.asarray(known, np.float32) / motion.scale)  # fmt: skip
                 arrived = None
                 if pending is not None:
                     pending.since = moved.homography @ pending.since
@@ -173,7 +176,12 @@ def follow(
                         arrived = _arrived(pending, pending.future.result())
                         pending = None
                 table = tracker.step(
-                    grey, moved.homography, seen.hand, frame.time_s, arrived, arm=seen.arm,
+                    grey,
+                    moved.homography,
+                    seen.hand,
+                    frame.time_s,
+                    arrived,
+                    arm=seen.arm,
                     touch=seen,
                 )
                 if pending is None and not last and not math.isnan(frame.time_s):

@@ -2,6 +2,12 @@
 last still picture of the table: a hand reaches in from outside the picture, so what changed
 reaches the frame's edge; a card put down or taken changes a patch inside the picture.
 
+A pixel has changed when its colour left the reference's range, or when the table's texture
+under it is gone (:func:`_texture_lost`): an arm of the table's own colour (a brown arm on a
+brown wooden table differs by 5-10 levels) still hides the grain, where skin is smooth. Only
+the table's texture counts, away from the cards (the caller names them): a card lifted off a
+plain desk leaves the desk's smoothness where its print was, and that is no arm.
+
 The reference is the small colour copy (:func:`vision.motion.small_grey` with ``colour=True``:
 skin and a wooden table can be one grey) of the last frame after which
 nothing moved for :data:`ABSORB_S`; it is carried along with the camera's move, so a drifting or
@@ -27,6 +33,19 @@ SIDES: Final = ("bottom", "left", "right", "top")
 #: reference or the last frame) to count as changed: above sensor noise and JPEG ringing (2-4
 #: levels), below a hand on any table (skin against paper, wood or cloth differs by 30 or more).
 CHANGED_LEVELS: Final = 18
+#: Side of the window (pixels of the touch copy: a quarter of a card's width, or less, at a
+#: table seen whole) over which a pixel's texture is measured: the grey's local spread.
+TEXTURE_WINDOW: Final = 5
+#: Levels of local standard deviation the reference must show for its texture to count: above
+#: the noise left on the touch copy (a 1280 px frame's pixel noise of 8 levels falls to about
+#: 1 on the 240 px copy; a real sensor's, correlated between neighbours, less so); a plain
+#: desk or felt shows less, the rendered wood grain, cloth and carpet 3-6.
+TEXTURE_LEVELS: Final = 2.0
+#: The texture is gone when the local contrast (standard deviation over mean, so a shadow or
+#: the camera's exposure, which scale both, change nothing) falls below this share of the
+#: reference's: noise only adds contrast, so a noisy camera cannot fake it; smooth skin over
+#: wood grain keeps 0.2-0.3 of it.
+TEXTURE_KEPT: Final = 0.4
 #: Share of the picture a changed patch touching the frame's edge must cover to be a hand or arm
 #: (a hand is a few percent of a table seen whole; a sliver at the edge is the camera's move).
 HAND_SHARE: Final = 0.004
@@ -66,8 +85,10 @@ class Touch:
         moving: the picture changed since the last frame (beyond the camera's move).
         still_s: seconds since the picture last moved.
         changed: (h, w) bool mask of a copy half as wide as the grey copy
-            (:data:`vision.motion.WORK_WIDTH` / 2 px), what differs from the reference.
-        arm: (h, w) bool, the part of ``changed`` taken for a hand or arm.
+            (:data:`vision.motion.WORK_WIDTH` / 2 px), what differs from the reference in
+            colour.
+        arm: (h, w) bool, the changed patches (in colour, or the table's texture hidden)
+            taken for a hand or arm.
         colour: (h, w, 3) int16 BGR, the copy looked at (None on the first frame).
         table: (h, w, 3) int16 BGR, the table when it was last still, carried to this frame
             and matched to its brightness (None on the first frame).
@@ -91,9 +112,15 @@ class TouchDetector:
         self._last: npt.NDArray[np.int16] | None = None
         self._still_since: float | None = None
         self._moved_at: npt.NDArray[np.float32] | None = None  # when each pixel last moved
+        self._cards = np.zeros((0, 4, 2), np.float32)  # on the last frame (copy pixels)
+        self._ref_cards: npt.NDArray[np.uint8] | None = None  # the reference's card places
 
     def update(
-        self, small: npt.NDArray[np.uint8], move: npt.NDArray[np.float64], time_s: float
+        self,
+        small: npt.NDArray[np.uint8],
+        move: npt.NDArray[np.float64],
+        time_s: float,
+        cards: npt.NDArray[np.float32] | None = None,
     ) -> Touch:
         """Look at the next frame.
 
@@ -101,12 +128,16 @@ class TouchDetector:
             small: (h, w, 3) uint8 small colour copy of the frame.
             move: (3, 3) homography from the previous frame's copy to this one's (copy pixels).
             time_s: the frame's time, seconds.
+            cards: (n, 4, 2) float32 corners (``small``'s pixels) of the cards known on the
+                last frame, or None: their places are left out of the texture test.
         """
         # Looked at on a copy half as wide again (a hand is large): pyrDown blurs and halves.
         img = cv2.pyrDown(small).astype(np.int16)
         half = np.diag([0.5, 0.5, 1.0])
         move = half @ move @ np.linalg.inv(half)
         h, w = img.shape[:2]
+        if cards is not None:
+            self._cards = np.asarray(cards, np.float32).reshape(-1, 4, 2) / 2  # this copy's px
         if self._reference is None or self._reference.shape != img.shape or self._last is None:
             self._absorb(img, time_s)
             return Touch(False, False, 0.0, np.zeros((h, w), bool), np.zeros((h, w), bool))
@@ -119,7 +150,15 @@ class TouchDetector:
                                     flags=cv2.INTER_NEAREST)  # fmt: skip
         valid = cv2.erode(valid, np.ones((3, 3), np.uint8), borderValue=1)  # interpolated
         last = cv2.warpPerspective(self._last, move, (w, h), borderMode=cv2.BORDER_REPLICATE)
-        raw = ((_change_beyond(img, last) > CHANGED_LEVELS) & (valid > 0)).astype(np.uint8)
+        # The table's texture: away from the cards the reference showed and those known now.
+        off_cards = valid > 0
+        if self._ref_cards is not None and self._ref_cards.shape == (h, w):
+            off_cards &= cv2.warpPerspective(self._ref_cards, self._ref_to_now, (w, h),
+                                             flags=cv2.INTER_NEAREST) == 0  # fmt: skip
+        off_cards &= _places(self._cards, (h, w)) == 0
+        texture = _texture(img)
+        raw = (_change_beyond(img, last) > CHANGED_LEVELS) & (valid > 0)
+        raw = (raw | (_texture_lost(texture, _texture(last)) & off_cards)).astype(np.uint8)
         # Opened: single pixels along ink edges (resampling) are no motion; but anything at
         # the frame's edge is (a fingertip coming in, a sliver as yet).
         opened = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
@@ -131,19 +170,28 @@ class TouchDetector:
         still_s = time_s - self._still_since
         matched = _gain_matched(reference, img, valid)
         changed = (_change_beyond(img, matched) > CHANGED_LEVELS) & (valid > 0)
+        # Where the texture is gone, measured over a window: enough to find an arm, too coarse
+        # to place an outline (it spills past a lifted card's edge), so ``changed`` keeps to
+        # colour and the arm is found in both.
+        hidden = changed | (_texture_lost(texture, _texture(matched)) & off_cards)
         e = ARM_EDGE_PX  # anything new at the frame's edge, before the masks are cleaned
-        at_edge = bool(changed[:e].any() or changed[-e:].any() or changed[:, :e].any()
-                       or changed[:, -e:].any())  # fmt: skip
+        at_edge = bool(hidden[:e].any() or hidden[-e:].any() or hidden[:, :e].any()
+                       or hidden[:, -e:].any())  # fmt: skip
         # Closed first: an arm over a table of nearly its colour changes in patches (a skin tone
         # on light wood differs by 15-30 levels), which closing joins into one arm.
-        changed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 5)))
-        changed = cv2.morphologyEx(changed, cv2.MORPH_OPEN, np.ones((3, 3)))
-        share = float(changed.mean())
+        changed, hidden = (
+            cv2.morphologyEx(
+                cv2.morphologyEx(m.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 5))),
+                cv2.MORPH_OPEN, np.ones((3, 3)),
+            )
+            for m in (changed, hidden)
+        )  # fmt: skip
+        share = float(hidden.mean())
         if self._moved_at is None or self._moved_at.shape != raw.shape:
             self._moved_at = np.full(raw.shape, -np.inf, np.float32)
         self._moved_at[opened > 0] = time_s  # not single pixels along ink (resampling)
         recent = self._moved_at >= time_s - RECENT_S
-        arm = _hand_mask(changed, valid, HAND_SHARE * h * w, recent)
+        arm = _hand_mask(hidden, valid, HAND_SHARE * h * w, recent)
         if share > WHOLE_VIEW_SHARE:
             arm[:] = False
         self._last = img
@@ -158,6 +206,7 @@ class TouchDetector:
     def _absorb(self, img: npt.NDArray[np.int16], still_since: float) -> None:
         """Take ``img`` as the reference (and the last frame)."""
         self._reference, self._last = img, img
+        self._ref_cards = _places(self._cards, img.shape[:2])
         self._ref_to_now = np.eye(3)
         self._still_since = still_since
 
@@ -172,6 +221,37 @@ def _change_beyond(
     low = cv2.erode(reference, kernel)
     high = cv2.dilate(reference, kernel)
     return np.maximum(low - img, img - high).clip(0).max(axis=2)
+
+
+def _places(quads: npt.NDArray[np.float32], shape: tuple[int, ...]) -> npt.NDArray[np.uint8]:
+    """(h, w) uint8 mask, 1 on the (n, 4, 2) ``quads`` grown by the texture window's reach
+    (:data:`TEXTURE_WINDOW`, which sees that far past a card's edge) and a pixel more."""
+    mask = np.zeros(shape[:2], np.uint8)
+    if len(quads):
+        cv2.fillPoly(mask, list(np.round(quads).astype(np.int32)), 1)
+        mask = cv2.dilate(mask, np.ones((TEXTURE_WINDOW + 2,) * 2, np.uint8))
+    return mask
+
+
+def _texture(
+    img: npt.NDArray[np.int16],
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """(std, contrast): two (h, w) float32 maps of ``img``'s grey over a
+    :data:`TEXTURE_WINDOW` window, its standard deviation (levels) and that over its mean."""
+    grey = img.mean(axis=2, dtype=np.float32)
+    size = (TEXTURE_WINDOW, TEXTURE_WINDOW)
+    mean = cv2.boxFilter(grey, -1, size)
+    std = np.sqrt(np.maximum(cv2.boxFilter(grey * grey, -1, size) - mean * mean, 0.0))
+    return std, std / np.maximum(mean, 1.0)
+
+
+def _texture_lost(
+    now: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]],
+    reference: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]],
+) -> npt.NDArray[np.bool_]:
+    """(h, w) bool: where the reference showed texture (:data:`TEXTURE_LEVELS`) and ``now``
+    keeps less than :data:`TEXTURE_KEPT` of its contrast (both from :func:`_texture`)."""
+    return (reference[0] >= TEXTURE_LEVELS) & (now[1] < TEXTURE_KEPT * reference[1])
 
 
 def _gain_matched(
