@@ -469,6 +469,23 @@ def test_the_watcher_notes_cards_lifted_and_put_back() -> None:
     assert reported and reported[0].lifted == frozenset({1, 2, 3})
 
 
+def test_a_card_lost_and_found_again_on_a_calm_table_was_not_lifted() -> None:
+    """The tracker losing a card for a moment after the hand left (a read that missed it) is
+    not a fourth card of the claim: no card moves untouched."""
+    watcher = TableWatcher()
+    cards = dict(enumerate(DECK[:12]))
+    for k in range(20):
+        watcher.update(_live(k, cards))
+    lifted = {i: c for i, c in cards.items() if i not in (1, 2, 3)}
+    for k in range(20, 30):
+        watcher.update(_live(k, lifted, hand=True, arm_side="left"))
+    flicker = {i: c for i, c in cards.items() if i != 7}
+    obs = [watcher.update(_live(k, flicker if k < 36 else cards, read=True))
+           for k in range(30, 60)]  # fmt: skip
+    reported = [o for o in obs if o is not None]
+    assert reported and reported[0].lifted == frozenset({1, 2, 3})
+
+
 # -- the command ----------------------------------------------------------------------------
 
 

@@ -170,7 +170,7 @@ class TableWatcher:
         self._read_since_calm = False
         self._sides: Counter[str] = Counter()
         self._last_ids: set[int] = set()
-        self._left: set[int] = set()
+        self._left: dict[int, bool] = {}  # gone ids -> a hand or motion seen since
         self._lifted: set[int] = set()
         self._reported: tuple[tuple[int, Card], ...] | None = None
 
@@ -178,15 +178,21 @@ class TableWatcher:
         """Look at the next frame; an observation when the table has just settled (once per
         settled table: a table that stays as it is is not reported again)."""
         ids = {c.id for c in live.table.cards}
-        self._left |= self._last_ids - ids
-        self._lifted |= ids & self._left
-        self._left -= ids
+        calm = not live.table.hand and not live.touch.moving
+        # A card is lifted when it left and came back with a hand or motion in between: one
+        # lost and found again on a calm table is the tracker's, since no card moves untouched.
+        for i in self._last_ids - ids:
+            self._left[i] = not calm
+        if not calm:
+            self._left = dict.fromkeys(self._left, True)
+        self._lifted |= {i for i in ids & self._left.keys() if self._left[i]}
+        for i in ids:
+            self._left.pop(i, None)
         self._last_ids = ids
         if live.table.hand:
             side = _arm_side(live.touch.arm)
             if side is not None:
                 self._sides[side] += 1
-        calm = not live.table.hand and not live.touch.moving
         if not calm:
             self._calm_since, self._read_since_calm = None, False
             return None
